@@ -1,0 +1,29 @@
+// @ts-check
+/** Three tiers, one command: unit specs beside the code, integration specs against the
+ *  real Postgres and Redis with the real migrations, end-to-end specs that start the
+ *  built processes. */
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      target: 'es2022',
+    },
+    module: { type: 'commonjs' },
+  },
+];
+const shared = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': swc },
+  moduleNameMapper: { '^@switchyard/(.*)$': '<rootDir>/libs/$1/src' },
+  modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],
+};
+/** @type {import('jest').Config} */
+module.exports = {
+  projects: [
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.spec.ts'] },
+    { ...shared, displayName: 'integration', testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.int-spec.ts'], testTimeout: 30000 },
+    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'], testTimeout: 120000 },
+  ],
+};

@@ -1,0 +1,18 @@
+import { z } from 'zod';
+
+export const TASK_STATUSES = ['pending', 'running', 'success', 'failed', 'paused', 'cancelled'] as const;
+export const TaskStatusSchema = z.enum(TASK_STATUSES);
+export type TaskStatus = z.infer<typeof TaskStatusSchema>;
+export const TERMINAL_STATUSES: readonly TaskStatus[] = ['success', 'failed', 'cancelled'];
+
+/** One upstream attempt of one step, as recorded in `route_targets`. */
+export const RouteRecordSchema = z.object({
+  step: z.number().int(),
+  target: z.string(),
+  model: z.string(),
+  rule: z.string(),
+  outcome: z.enum(['ok', 'bad_output', 'error']),
+  latency_ms: z.number(),
+  error: z.string().optional(),
+});
+export type RouteRecord = z.infer<typeof RouteRecordSchema>;

@@ -1,0 +1,21 @@
+import pino, { type Logger } from 'pino';
+
+export type { Logger };
+
+/**
+ * One JSON line per event. Secrets are redacted by key wherever they appear, so a header
+ * map or a config object can be logged without leaking a bearer token or an API key.
+ */
+export function createLogger(service: string, level: string = 'info'): Logger {
+  return pino({
+    name: service,
+    level,
+    base: { service, pid: process.pid },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: {
+      paths: ['authorization', '*.authorization', '*.*.authorization', 'apiKey', '*.apiKey', 'api_key', '*.api_key', 'password', '*.password'],
+      censor: '[redacted]',
+    },
+    formatters: { level: (label) => ({ level: label }) },
+  });
+}
