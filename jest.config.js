@@ -16,7 +16,7 @@ const swc = [
 const shared = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': swc },
-  moduleNameMapper: { '^@switchyard/(.*)$': '<rootDir>/libs/$1/src' },
+  moduleNameMapper: { '^@switchyard/([^/]+)$': '<rootDir>/libs/$1/src', '^@switchyard/([^/]+)/(.+)$': '<rootDir>/libs/$1/src/$2' },
   modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],
 };
 /** @type {import('jest').Config} */

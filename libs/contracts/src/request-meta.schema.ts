@@ -30,3 +30,7 @@ export const RequestMetaSchema = z.strictObject({
 });
 export type RequestMeta = z.infer<typeof RequestMetaSchema>;
 export type RequestMetaInput = z.input<typeof RequestMetaSchema>;
+export type TaskType = z.infer<typeof TaskTypeSchema>;
+export type Complexity = z.infer<typeof ComplexitySchema>;
+export type Sensitivity = z.infer<typeof SensitivitySchema>;
+export type Priority = z.infer<typeof PrioritySchema>;

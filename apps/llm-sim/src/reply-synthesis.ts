@@ -1,0 +1,77 @@
+import type { ChatMessage } from './chat-request.schema';
+
+/** Same shape as `ModelSummarySchema` in @switchyard/contracts: what agents parse out of a reply. */
+export interface SimulatedSummary {
+  conclusion: string;
+  evidence: string[];
+  confidence: number;
+}
+
+const CONCLUSION_CHARS = 120;
+const MAX_EVIDENCE = 3;
+const EVIDENCE_CHARS = 100;
+
+export function messageText(content: ChatMessage['content']): string {
+  if (typeof content === 'string') return content;
+  if (!content) return '';
+  return content.map((part) => part.text ?? '').join('');
+}
+
+export function lastUserMessage(messages: readonly ChatMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i -= 1) {
+    const message = messages[i];
+    if (message?.role === 'user') return messageText(message.content);
+  }
+  return '';
+}
+
+export function totalMessageChars(messages: readonly ChatMessage[]): number {
+  let total = 0;
+  for (const message of messages) total += messageText(message.content).length;
+  return total;
+}
+
+export function collapseWhitespace(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`;
+}
+
+export function isLocalTarget(targetName: string): boolean {
+  return targetName.startsWith('local');
+}
+
+/** Local models are made to sound a little less sure, so routing demos show a difference. */
+export function confidenceFor(targetName: string): number {
+  return isLocalTarget(targetName) ? 0.8 : 0.9;
+}
+
+export function evidenceFrom(userText: string): string[] {
+  return collapseWhitespace(userText)
+    .split(/(?<=[.!?])\s+/)
+    .map((sentence) => sentence.trim())
+    .filter((sentence) => sentence.length > 0)
+    .slice(0, MAX_EVIDENCE)
+    .map((sentence) => clip(sentence, EVIDENCE_CHARS));
+}
+
+export function synthesizeSummary(targetName: string, userText: string): SimulatedSummary {
+  const gist = collapseWhitespace(userText).slice(0, CONCLUSION_CHARS);
+  return {
+    conclusion: `[${targetName}] ${gist || '(no user message)'}`,
+    evidence: evidenceFrom(userText),
+    confidence: confidenceFor(targetName),
+  };
+}
+
+export function summaryContent(targetName: string, userText: string): string {
+  return JSON.stringify(synthesizeSummary(targetName, userText));
+}
+
+/** Chatty prose where JSON was asked for: the failure a real model produces most often. */
+export function garbageContent(targetName: string, userText: string): string {
+  const gist = collapseWhitespace(userText).slice(0, 60);
+  return `Sure! Here's what I found: conclusion is probably that "${gist}" holds, but I'm not certain (${targetName}).`;
+}

@@ -1,0 +1,58 @@
+import { Catch, HttpException, HttpStatus, Inject, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { ValidationError } from '@switchyard/contracts';
+import type { Logger } from '@switchyard/observability';
+import { LOGGER } from '@switchyard/platform';
+import type { ApiErrorBody } from './api-error';
+
+const CODES: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+  503: 'unavailable',
+};
+
+/** Turns every error into the one error body; unexpected ones are logged and hidden. */
+@Catch()
+export class HttpExceptionFilter implements ExceptionFilter {
+  constructor(@Inject(LOGGER) private readonly logger: Logger) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const { status, body } = this.toResponse(exception);
+    if (status >= 500) this.logger.error({ err: exception }, 'request failed');
+    void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
+  }
+
+  private toResponse(exception: unknown): { status: number; body: ApiErrorBody } {
+    if (exception instanceof ValidationError) {
+      return { status: 400, body: { error: { code: 'invalid_request', message: exception.message, issues: exception.issues } } };
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const response = exception.getResponse();
+      if (typeof response === 'object' && response !== null && 'error' in response && typeof response.error === 'object') {
+        return { status, body: response as ApiErrorBody };
+      }
+      const message = typeof response === 'string' ? response : ((response as { message?: unknown }).message ?? exception.message);
+      return { status, body: { error: { code: CODES[status] ?? 'error', message: Array.isArray(message) ? message.join('; ') : String(message) } } };
+    }
+    // Errors raised by fastify itself before a route runs (body parsing, size, media type).
+    const fastifyError = exception as { statusCode?: number; code?: string; message?: string };
+    if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+      const status = fastifyError.statusCode;
+      const message =
+        fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || /JSON/.test(fastifyError.message ?? '')
+          ? `request body is not valid JSON: ${fastifyError.message ?? ''}`.trim()
+          : (fastifyError.message ?? 'bad request');
+      return { status, body: { error: { code: CODES[status] ?? 'invalid_request', message, issues: [{ path: '(body)', message }] } } };
+    }
+    return { status: HttpStatus.INTERNAL_SERVER_ERROR, body: { error: { code: 'internal', message: 'internal error' } } };
+  }
+}

@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectFlowProducer } from '@nestjs/bullmq';
+import type { FlowProducer } from 'bullmq';
+import type { AppConfig } from '@switchyard/config';
+import { parseJobSubmission, ValidationError, type TaskStatus } from '@switchyard/contracts';
+import { injectTraceCarrier, type Logger } from '@switchyard/observability';
+import { planJob } from '@switchyard/orchestration';
+import { APP_CONFIG, LOGGER } from '@switchyard/platform';
+import { TaskRepository } from '@switchyard/state';
+import { ApiError } from '../http/api-error';
+import { TASK_FLOW_PRODUCER } from '../queues/queue.constants';
+import { encodeCursor, type JobListQuery } from './job-list.query';
+import { presentJob, presentJobHeader, type JobListItem, type JobResponse } from './job.presenter';
+import { requestHash } from './request-hash';
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
+
+export function assertJobId(id: string): void {
+  if (!UUID.test(id)) throw new ValidationError([{ path: 'id', message: 'must be a job id (UUID)' }]);
+}
+
+@Injectable()
+export class JobsService {
+  constructor(
+    private readonly tasks: TaskRepository,
+    @InjectFlowProducer(TASK_FLOW_PRODUCER) private readonly flows: FlowProducer,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Validates, writes the job tree in one transaction, then enqueues its flow. If the queue
+   * cannot take it, the rows are removed again: a job is either fully submitted or not at all.
+   */
+  async submit(tenantId: string, body: unknown, idempotencyKey: string | undefined): Promise<{ job_id: string; status: TaskStatus }> {
+    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+      throw new ValidationError([{ path: 'header Idempotency-Key', message: 'must be 1-255 visible ASCII characters' }]);
+    }
+    const submission = parseJobSubmission(body);
+    const hash = requestHash(submission);
+    const plan = planJob(submission, {
+      tenantId,
+      newId: randomUUID,
+      trace: injectTraceCarrier(),
+      policy: { maxAttempts: this.config.TASK_MAX_ATTEMPTS },
+      ...(idempotencyKey ? { idempotency: { key: idempotencyKey, requestHash: hash } } : {}),
+    });
+    const created = await this.tasks.createJob(plan.root, plan.tasks);
+    if (!created.created) {
+      if (created.existing.requestHash !== hash) {
+        throw ApiError.conflict('idempotency_conflict', 'this Idempotency-Key was already used with a different request body');
+      }
+      return { job_id: created.existing.taskId, status: created.existing.status };
+    }
+    try {
+      await this.flows.add(plan.flow);
+    } catch (error) {
+      await this.tasks.deleteJob(tenantId, plan.jobId);
+      this.logger.error({ err: error, job_id: plan.jobId }, 'could not enqueue job; submission rolled back');
+      throw ApiError.unavailable('queue_unavailable', 'the job queue is unavailable; nothing was submitted, retry later');
+    }
+    this.logger.info({ job_id: plan.jobId, tenant_id: tenantId, type: submission.type, tasks: plan.tasks.length }, 'job submitted');
+    return { job_id: plan.jobId, status: 'pending' };
+  }
+
+  async get(tenantId: string, jobId: string): Promise<JobResponse> {
+    assertJobId(jobId);
+    const rows = await this.tasks.findJobTree(tenantId, jobId);
+    if (rows.length === 0 || rows[0]?.parentTaskId !== null) throw ApiError.notFound(`job ${jobId}`);
+    return presentJob(rows);
+  }
+
+  async list(tenantId: string, query: JobListQuery): Promise<{ jobs: JobListItem[]; next_cursor: string | null }> {
+    const roots = await this.tasks.listJobs(tenantId, {
+      limit: query.limit + 1,
+      ...(query.status ? { status: query.status } : {}),
+      ...(query.cursor ? { cursor: query.cursor } : {}),
+    });
+    const page = roots.slice(0, query.limit);
+    const summaries = await this.tasks.summarizeJobs(page.map((r) => r.taskId));
+    const last = page.at(-1);
+    return {
+      jobs: page.map((root) => presentJobHeader(root, summaries.get(root.taskId) ?? { total: 0, completed: 0, costUsd: 0 })),
+      next_cursor: roots.length > query.limit && last ? encodeCursor({ createdAt: last.createdAt, taskId: last.taskId }) : null,
+    };
+  }
+
+  async cancel(tenantId: string, jobId: string): Promise<{ job_id: string; status: TaskStatus }> {
+    assertJobId(jobId);
+    const outcome = await this.tasks.cancelJob(tenantId, jobId);
+    if (!outcome) throw ApiError.notFound(`job ${jobId}`);
+    if (!outcome.cancelled) throw ApiError.conflict('job_finished', `job ${jobId} is already ${outcome.status}`);
+    this.logger.info({ job_id: jobId, tenant_id: tenantId }, 'job cancelled');
+    return { job_id: jobId, status: 'cancelled' };
+  }
+}

@@ -1,0 +1,37 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { loadConfigOrExit } from '@switchyard/config';
+import { createLogger, startTelemetry } from '@switchyard/observability';
+import { closeOnSignals } from '@switchyard/platform';
+import { SupervisorModule } from './app.module';
+import { resolveListenHost } from './http/listen-host';
+
+async function bootstrap(): Promise<void> {
+  const config = loadConfigOrExit();
+  const logger = createLogger('supervisor', config.LOG_LEVEL);
+  const telemetry = startTelemetry({
+    serviceName: 'switchyard-supervisor',
+    exportFromEnv: Boolean(config.OTEL_EXPORTER_OTLP_ENDPOINT ?? config.OTEL_TRACES_EXPORTER),
+  });
+  const host = resolveListenHost(config);
+  if (config.API_KEYS.size === 0) {
+    logger.warn(
+      { host },
+      'DEV MODE: API_KEYS is not set, so every request runs as tenant "dev" without authentication; listening on loopback only. Set API_KEYS=tenant:key,... for any shared use.',
+    );
+  }
+  const app = await NestFactory.create<NestFastifyApplication>(
+    SupervisorModule.forRoot(config, logger),
+    new FastifyAdapter({ bodyLimit: config.MAX_BODY_BYTES }),
+    { logger: ['error', 'warn'], bufferLogs: false },
+  );
+  await app.listen(config.PORT, host);
+  logger.info({ port: config.PORT, host, queue_prefix: config.QUEUE_PREFIX }, 'supervisor listening');
+  closeOnSignals(app, logger, config.SHUTDOWN_GRACE_MS, () => telemetry.shutdown());
+}
+
+bootstrap().catch((error: unknown) => {
+  process.stderr.write(`supervisor failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,1 @@
+export const TASK_FLOW_PRODUCER = 'tasks';

@@ -1,0 +1,26 @@
+import { createServer, type Server } from 'node:http';
+import type { Redis } from 'ioredis';
+import { checkDependencies } from '@switchyard/platform';
+import type { DatabaseHandle } from '@switchyard/state';
+
+/** WORKER_PORT: /healthz (alive) and /readyz (Postgres and Redis answer) for an orchestrator's probes. */
+export function startWorkerHealthServer(port: number, host: string, database: DatabaseHandle, redis: Redis): Promise<Server> {
+  const server = createServer((req, res) => {
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    };
+    if (req.method === 'GET' && req.url === '/healthz') return send(200, { status: 'ok' });
+    if (req.method === 'GET' && req.url === '/readyz') {
+      void checkDependencies(database, redis).then((checks) => {
+        const ready = checks.every((c) => c.ok);
+        send(ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', checks });
+      });
+      return;
+    }
+    send(404, { error: { code: 'not_found', message: `no route ${req.method} ${req.url}` } });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}

@@ -1,0 +1,35 @@
+import 'reflect-metadata';
+import type { Server } from 'node:http';
+import { NestFactory } from '@nestjs/core';
+import type { Redis } from 'ioredis';
+import { loadConfigOrExit } from '@switchyard/config';
+import { createLogger, startTelemetry } from '@switchyard/observability';
+import { DATABASE, REDIS, closeOnSignals } from '@switchyard/platform';
+import type { DatabaseHandle } from '@switchyard/state';
+import { startWorkerHealthServer } from './health/worker-health.server';
+import { WorkerModule } from './worker.module';
+
+async function bootstrap(): Promise<void> {
+  const config = loadConfigOrExit();
+  const logger = createLogger('worker', config.LOG_LEVEL);
+  const telemetry = startTelemetry({
+    serviceName: 'switchyard-worker',
+    exportFromEnv: Boolean(config.OTEL_EXPORTER_OTLP_ENDPOINT ?? config.OTEL_TRACES_EXPORTER),
+  });
+  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config, logger), { logger: ['error', 'warn'] });
+  let health: Server | undefined;
+  if (config.WORKER_PORT > 0) {
+    health = await startWorkerHealthServer(config.WORKER_PORT, config.HOST ?? '127.0.0.1', app.get<DatabaseHandle>(DATABASE), app.get<Redis>(REDIS));
+    logger.info({ port: config.WORKER_PORT }, 'worker health endpoint listening');
+  }
+  closeOnSignals(app, logger, config.SHUTDOWN_GRACE_MS, async () => {
+    health?.close();
+    await telemetry.shutdown();
+  });
+  await app.init();
+}
+
+bootstrap().catch((error: unknown) => {
+  process.stderr.write(`worker failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,67 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { BullModule } from '@nestjs/bullmq';
+import type { Redis } from 'ioredis';
+import type { AppConfig } from '@switchyard/config';
+import { AGENT_ROLES, AgentRoleSchema, type AgentRole } from '@switchyard/contracts';
+import type { Logger } from '@switchyard/observability';
+import { TaskRunner, agentRegistry } from '@switchyard/orchestration';
+import { APP_CONFIG, CoreModule, LOGGER, REDIS } from '@switchyard/platform';
+import { Router } from '@switchyard/router';
+import { TaskRepository } from '@switchyard/state';
+import { PROCESSORS_BY_ROLE } from './processors/role.processors';
+import { ShutdownSignal } from './processors/shutdown-signal';
+import type { TaskProcessor } from './processors/task.processor';
+import { TASK_WORKERS, WorkerLifecycle, type WorkerOwner } from './processors/worker-lifecycle.service';
+import { routerProvider } from './routing/router.provider';
+
+/** WORKER_QUEUES → the roles this process consumes; an unknown role stops the process. */
+export function selectRoles(queues: AppConfig['WORKER_QUEUES']): AgentRole[] {
+  if (queues === 'all') return [...AGENT_ROLES];
+  const roles = queues.map((q) => {
+    const parsed = AgentRoleSchema.safeParse(q);
+    if (!parsed.success) throw new Error(`WORKER_QUEUES: unknown queue "${q}"; known: ${AGENT_ROLES.join(', ')}`);
+    return parsed.data;
+  });
+  return [...new Set(roles)];
+}
+
+@Module({})
+export class WorkerModule {
+  static forRoot(config: AppConfig, logger?: Logger): DynamicModule {
+    const roles = selectRoles(config.WORKER_QUEUES);
+    const agents = agentRegistry();
+    const processors = roles.map((role) => PROCESSORS_BY_ROLE[role]);
+    const workerId = config.WORKER_ID ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    return {
+      module: WorkerModule,
+      imports: [
+        CoreModule.forRoot(config, 'worker', logger?.child({ worker_id: workerId })),
+        BullModule.forRootAsync({
+          inject: [REDIS],
+          useFactory: (redis: Redis) => ({ connection: redis, prefix: config.QUEUE_PREFIX }),
+        }),
+        ...roles.map((role) => BullModule.registerQueue({ name: role })),
+      ],
+      providers: [
+        routerProvider,
+        ShutdownSignal,
+        {
+          provide: TaskRunner,
+          inject: [TaskRepository, Router, APP_CONFIG, LOGGER],
+          useFactory: (tasks: TaskRepository, router: Router, appConfig: AppConfig, log: Logger) =>
+            new TaskRunner({ tasks, router, agents, workerId, logger: log, heartbeatMs: appConfig.HEARTBEAT_MS }),
+        },
+        ...processors,
+        {
+          provide: TASK_WORKERS,
+          inject: processors,
+          // The processors themselves: their BullMQ worker exists only after module init.
+          useFactory: (...instances: TaskProcessor[]): WorkerOwner[] => instances,
+        },
+        WorkerLifecycle,
+      ],
+    };
+  }
+}

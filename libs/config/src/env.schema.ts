@@ -1,0 +1,84 @@
+import { z } from 'zod';
+
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65_535).default(fallback);
+const millis = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
+const postgresUrl = z
+  .string()
+  .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// or postgresql:// URL');
+const redisUrl = z.string().refine((v) => /^rediss?:\/\//.test(v), 'must be a redis:// or rediss:// URL');
+
+/** `tenant:key` pairs, comma-separated. A key maps to exactly one tenant. */
+const apiKeys = z
+  .string()
+  .optional()
+  .transform((raw, ctx) => {
+    const keys = new Map<string, string>();
+    if (!raw || raw.trim() === '') return keys;
+    for (const [index, entry] of raw.split(',').entries()) {
+      const trimmed = entry.trim();
+      const sep = trimmed.indexOf(':');
+      const tenant = trimmed.slice(0, sep);
+      const key = trimmed.slice(sep + 1);
+      if (sep <= 0 || key.length === 0) {
+        ctx.addIssue({ code: 'custom', message: `entry ${index + 1} is not of the form tenant:key` });
+        continue;
+      }
+      if (!/^[A-Za-z0-9_.-]{1,64}$/.test(tenant)) {
+        ctx.addIssue({ code: 'custom', message: `entry ${index + 1}: tenant may use letters, digits, _ . - (1-64 chars)` });
+        continue;
+      }
+      if (key.length < 8) {
+        ctx.addIssue({ code: 'custom', message: `entry ${index + 1}: key for tenant "${tenant}" is shorter than 8 characters` });
+        continue;
+      }
+      if (keys.has(key)) {
+        ctx.addIssue({ code: 'custom', message: `entry ${index + 1}: the same key is given to two tenants` });
+        continue;
+      }
+      keys.set(key, tenant);
+    }
+    return keys;
+  });
+
+const queueList = z
+  .string()
+  .optional()
+  .transform((raw) =>
+    !raw || raw.trim() === '' || raw.trim() === 'all'
+      ? 'all'
+      : raw
+          .split(',')
+          .map((q) => q.trim())
+          .filter((q) => q.length > 0),
+  );
+
+export const EnvSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATABASE_URL: postgresUrl.default('postgres://postgres@127.0.0.1:5432/switchyard'),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(16),
+  REDIS_URL: redisUrl.default('redis://127.0.0.1:6379'),
+  /** Prefix of every BullMQ key. Braces make it a Redis Cluster hash tag. */
+  QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_{}:.-]{1,64}$/).default('{switchyard}'),
+  HOST: z.string().min(1).optional(),
+  PORT: port(3000),
+  WORKER_PORT: port(0),
+  WORKER_QUEUES: queueList,
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(8),
+  WORKER_ID: z.string().min(1).max(128).optional(),
+  ROUTER_CONFIG: z.string().min(1).default('config/router.yaml'),
+  API_KEYS: apiKeys,
+  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  HEARTBEAT_MS: millis(5_000),
+  STALE_AFTER_MS: millis(30_000),
+  SWEEP_INTERVAL_MS: millis(5_000),
+  TASK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  MAX_BODY_BYTES: z.coerce.number().int().min(1_024).default(10 * 1024 * 1024),
+  SHUTDOWN_GRACE_MS: millis(20_000),
+  /** Read by the OpenTelemetry SDK itself; here only to know whether spans are exported. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  OTEL_TRACES_EXPORTER: z.string().optional(),
+});
+
+export type AppConfig = z.output<typeof EnvSchema>;
+export type WorkerQueues = AppConfig['WORKER_QUEUES'];

@@ -1,0 +1,51 @@
+import { ConfigError, loadConfig } from './load-config';
+
+describe('loadConfig', () => {
+  it('applies the SPEC defaults to an empty environment', () => {
+    const config = loadConfig({});
+    expect(config.DATABASE_URL).toBe('postgres://postgres@127.0.0.1:5432/switchyard');
+    expect(config.REDIS_URL).toBe('redis://127.0.0.1:6379');
+    expect(config.PORT).toBe(3000);
+    expect(config.WORKER_PORT).toBe(0);
+    expect(config.WORKER_QUEUES).toBe('all');
+    expect(config.ROUTER_CONFIG).toBe('config/router.yaml');
+    expect(config.API_KEYS.size).toBe(0);
+    expect(config.ADMIN_TOKEN).toBeUndefined();
+    expect([config.HEARTBEAT_MS, config.STALE_AFTER_MS, config.SWEEP_INTERVAL_MS]).toEqual([5000, 30000, 5000]);
+  });
+
+  it('parses API keys into a key → tenant map', () => {
+    const config = loadConfig({ API_KEYS: 'acme:key-acme-123, globex:key-globex-456' });
+    expect(config.API_KEYS.get('key-acme-123')).toBe('acme');
+    expect(config.API_KEYS.get('key-globex-456')).toBe('globex');
+  });
+
+  it('parses WORKER_QUEUES as a list', () => {
+    expect(loadConfig({ WORKER_QUEUES: 'extract, synthesize' }).WORKER_QUEUES).toEqual(['extract', 'synthesize']);
+  });
+
+  it.each([
+    ['PORT', { PORT: 'eighty' }],
+    ['PORT', { PORT: '70000' }],
+    ['DATABASE_URL', { DATABASE_URL: 'mysql://x' }],
+    ['REDIS_URL', { REDIS_URL: 'localhost:6379' }],
+    ['API_KEYS', { API_KEYS: 'no-separator' }],
+    ['API_KEYS', { API_KEYS: 'acme:short' }],
+    ['API_KEYS', { API_KEYS: 'a:same-key-123,b:same-key-123' }],
+    ['ADMIN_TOKEN', { ADMIN_TOKEN: 'tiny' }],
+    ['HEARTBEAT_MS', { HEARTBEAT_MS: '-5' }],
+    ['STALE_AFTER_MS', { HEARTBEAT_MS: '5000', STALE_AFTER_MS: '6000' }],
+  ])('names %s when its value is bad', (variable, env) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    try {
+      loadConfig(env);
+    } catch (error) {
+      expect((error as ConfigError).problems.map((p) => p.variable)).toContain(variable);
+      expect((error as Error).message).toContain(variable);
+    }
+  });
+
+  it('treats blank values as unset', () => {
+    expect(loadConfig({ PORT: '' }).PORT).toBe(3000);
+  });
+});

@@ -1,0 +1,46 @@
+import type { RequestMeta } from '@switchyard/contracts';
+
+/**
+ * What agents need from the router. Declared here (the consumer) so that orchestration
+ * depends on a small port, and tests can drive agents with an in-memory upstream.
+ */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface ModelChatRequest {
+  meta: RequestMeta;
+  messages: ChatMessage[];
+  maxTokens?: number;
+  temperature?: number;
+  jsonMode?: boolean;
+  excludeTargets?: string[];
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export interface ModelAttempt {
+  target: string;
+  model: string;
+  rule: string;
+  outcome: 'ok' | 'error';
+  errorClass?: string;
+  latencyMs: number;
+  message?: string;
+}
+
+export interface ModelChatResult {
+  content: string;
+  target: string;
+  model: string;
+  rule: string;
+  usage: { inputTokens: number; outputTokens: number };
+  latencyMs: number;
+  costUsd: number;
+  attempts: ModelAttempt[];
+}
+
+export interface ModelRouter {
+  chat(request: ModelChatRequest): Promise<ModelChatResult>;
+}

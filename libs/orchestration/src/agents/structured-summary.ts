@@ -1,0 +1,112 @@
+import { ModelSummarySchema, type ModelSummary, type RequestMeta, type RouteRecord, type StructuredSummary } from '@switchyard/contracts';
+import type { ChatMessage, ModelAttempt, ModelRouter } from './model-router.port';
+
+/**
+ * Reads a model reply as the structured summary. Models often wrap JSON in a Markdown
+ * fence or add a sentence around it; the first balanced JSON object is what counts.
+ */
+export function parseModelSummary(content: string): ModelSummary | null {
+  const candidates = [content.trim()];
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(content);
+  if (fenced?.[1]) candidates.push(fenced[1].trim());
+  const start = content.indexOf('{');
+  const end = content.lastIndexOf('}');
+  if (start >= 0 && end > start) candidates.push(content.slice(start, end + 1));
+  for (const candidate of candidates) {
+    try {
+      const parsed = ModelSummarySchema.safeParse(JSON.parse(candidate));
+      if (parsed.success) return parsed.data;
+    } catch {
+      // not JSON: try the next reading
+    }
+  }
+  return null;
+}
+
+export const SUMMARY_INSTRUCTIONS =
+  'Answer with one JSON object and nothing else: {"conclusion": string, "evidence": string[], "confidence": number between 0 and 1}.';
+
+export interface SummaryCall {
+  meta: RequestMeta;
+  messages: ChatMessage[];
+  step: number;
+  maxTokens?: number;
+  headers: Record<string, string>;
+  signal: AbortSignal;
+}
+
+export interface SummaryCallResult {
+  summary: StructuredSummary;
+  raw: string;
+  routes: RouteRecord[];
+  costUsd: number;
+}
+
+function toRoutes(step: number, attempts: ModelAttempt[]): RouteRecord[] {
+  return attempts.map((a) => ({
+    step,
+    target: a.target,
+    model: a.model,
+    rule: a.rule,
+    outcome: a.outcome,
+    latency_ms: Math.round(a.latencyMs),
+    ...(a.errorClass ? { error: a.errorClass } : {}),
+  }));
+}
+
+/**
+ * One model call that must yield the structured summary. A reply that does not parse is
+ * a "bad output" of that target: the call is retried once elsewhere, and if that fails
+ * too, the raw text is kept as the conclusion with `confidence: null` (SPEC §4).
+ */
+export async function callForSummary(router: ModelRouter, call: SummaryCall): Promise<SummaryCallResult> {
+  const first = await router.chat({
+    meta: call.meta,
+    messages: call.messages,
+    jsonMode: true,
+    temperature: 0,
+    headers: { ...call.headers, 'x-switchyard-attempt': '1' },
+    signal: call.signal,
+    ...(call.maxTokens ? { maxTokens: call.maxTokens } : {}),
+  });
+  const routes = toRoutes(call.step, first.attempts);
+  const parsed = parseModelSummary(first.content);
+  if (parsed) return { summary: parsed, raw: first.content, routes, costUsd: first.costUsd };
+
+  markLastAsBadOutput(routes);
+  let retry;
+  try {
+    retry = await router.chat({
+      meta: call.meta,
+      messages: call.messages,
+      jsonMode: true,
+      temperature: 0,
+      excludeTargets: [first.target],
+      headers: { ...call.headers, 'x-switchyard-attempt': '2' },
+      signal: call.signal,
+      ...(call.maxTokens ? { maxTokens: call.maxTokens } : {}),
+    });
+  } catch (error) {
+    if (call.signal.aborted) throw error;
+    // No other target could answer: the first reply's text is all there is.
+    return { summary: rawSummary(first.content), raw: first.content, routes, costUsd: first.costUsd };
+  }
+  const retryRoutes = toRoutes(call.step, retry.attempts);
+  const reparsed = parseModelSummary(retry.content);
+  if (!reparsed) markLastAsBadOutput(retryRoutes);
+  return {
+    summary: reparsed ?? rawSummary(retry.content),
+    raw: retry.content,
+    routes: [...routes, ...retryRoutes],
+    costUsd: first.costUsd + retry.costUsd,
+  };
+}
+
+function markLastAsBadOutput(routes: RouteRecord[]): void {
+  const last = routes.at(-1);
+  if (last) last.outcome = 'bad_output';
+}
+
+function rawSummary(text: string): StructuredSummary {
+  return { conclusion: text, evidence: [], confidence: null };
+}

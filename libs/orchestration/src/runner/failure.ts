@@ -1,0 +1,27 @@
+import { UnrecoverableError } from 'bullmq';
+import { ZodError } from 'zod';
+import { ValidationError } from '@switchyard/contracts';
+
+/** Postgres error classes that mean "the server or connection went away", worth a retry. */
+const TRANSIENT_PG_CODES = /^(08|53|57P0[1-3]|40001|40P01)/;
+const TRANSIENT_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * Whether another attempt of the task could succeed. Errors that know say so with a
+ * `retryable` flag (the router's); invalid data and explicit unrecoverables never retry.
+ */
+export function isTransient(error: unknown): boolean {
+  if (error instanceof UnrecoverableError || error instanceof ZodError || error instanceof ValidationError) return false;
+  if (typeof error === 'object' && error !== null) {
+    const { retryable, code } = error as { retryable?: unknown; code?: unknown };
+    if (typeof retryable === 'boolean') return retryable;
+    if (typeof code === 'string' && (TRANSIENT_PG_CODES.test(code) || TRANSIENT_NODE_CODES.has(code))) return true;
+  }
+  return true;
+}
+
+export function describeError(error: unknown): string {
+  if (error instanceof ZodError) return `invalid data: ${error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`;
+  if (error instanceof Error) return `${error.name === 'Error' ? '' : `${error.name}: `}${error.message}`.slice(0, 2_000);
+  return String(error).slice(0, 2_000);
+}

@@ -1,0 +1,41 @@
+import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import type { AppConfig } from '@switchyard/config';
+import { createLogger, type Logger } from '@switchyard/observability';
+import { TaskRepository, connectDatabase, type DatabaseHandle } from '@switchyard/state';
+import { connectRedis } from './redis';
+import { APP_CONFIG, DATABASE, LOGGER, REDIS } from './tokens';
+
+/**
+ * The singletons every Switchyard process shares: the parsed config, the logger, one
+ * Postgres pool, one Redis connection, and the task repository. Closed on shutdown.
+ */
+@Global()
+@Module({})
+export class CoreModule implements OnApplicationShutdown {
+  constructor(
+    @Inject(DATABASE) private readonly database: DatabaseHandle,
+    @Inject(REDIS) private readonly redis: Redis,
+  ) {}
+
+  static forRoot(config: AppConfig, service: string, logger: Logger = createLogger(service, config.LOG_LEVEL)): DynamicModule {
+    return {
+      module: CoreModule,
+      providers: [
+        { provide: APP_CONFIG, useValue: config },
+        { provide: LOGGER, useValue: logger },
+        {
+          provide: DATABASE,
+          useFactory: () => connectDatabase(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, application_name: `switchyard-${service}` }),
+        },
+        { provide: REDIS, useFactory: () => connectRedis(config.REDIS_URL, `switchyard-${service}`) },
+        { provide: TaskRepository, useFactory: (db: DatabaseHandle) => new TaskRepository(db.db), inject: [DATABASE] },
+      ],
+      exports: [APP_CONFIG, LOGGER, DATABASE, REDIS, TaskRepository],
+    };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.allSettled([this.database.close(), this.redis.quit()]);
+  }
+}

@@ -1,0 +1,5 @@
+export * from './tokens';
+export * from './redis';
+export * from './core.module';
+export * from './readiness';
+export * from './shutdown';

@@ -1,0 +1,31 @@
+import type { TargetConfig } from '../config/router-config.schema';
+import type { TokenUsage } from '../calls/cost';
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface ProviderCall {
+  messages: readonly ChatMessage[];
+  maxTokens?: number;
+  temperature?: number;
+  jsonMode?: boolean;
+  headers?: Readonly<Record<string, string>>;
+  /** Fires on the router's deadline or the caller's abort; the provider must stop on it. */
+  signal: AbortSignal;
+  timeoutMs: number;
+}
+
+export interface ProviderResult {
+  content: string;
+  model: string;
+  /** Absent when the upstream did not report usage. */
+  usage?: TokenUsage;
+}
+
+/** One upstream target speaking some chat protocol. Throws whatever its transport throws. */
+export interface ChatProvider {
+  readonly target: TargetConfig;
+  complete(call: ProviderCall): Promise<ProviderResult>;
+}

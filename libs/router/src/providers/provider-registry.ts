@@ -1,0 +1,29 @@
+import type { TargetConfig } from '../config/router-config.schema';
+import type { ChatProvider } from './chat-provider';
+import { OpenAiChatProvider } from './openai-chat.provider';
+
+export type ProviderFactory = (target: TargetConfig, apiKey: string) => ChatProvider;
+
+export const openAiProviderFactory: ProviderFactory = (target, apiKey) => new OpenAiChatProvider(target, apiKey);
+
+/**
+ * One provider (and so one SDK client with its connection pool) per target. A changed
+ * endpoint, model, timeout or key (config reload, key rotation) builds a fresh one.
+ */
+export class ProviderRegistry {
+  private readonly entries = new Map<string, { provider: ChatProvider; target: TargetConfig; apiKey: string }>();
+
+  constructor(private readonly factory: ProviderFactory = openAiProviderFactory) {}
+
+  get(target: TargetConfig, apiKey: string): ChatProvider {
+    const entry = this.entries.get(target.name);
+    if (entry !== undefined && entry.apiKey === apiKey && sameConnection(entry.target, target)) return entry.provider;
+    const provider = this.factory(target, apiKey);
+    this.entries.set(target.name, { provider, target, apiKey });
+    return provider;
+  }
+}
+
+function sameConnection(a: TargetConfig, b: TargetConfig): boolean {
+  return a === b || (a.endpoint === b.endpoint && a.model === b.model && a.timeout_ms === b.timeout_ms);
+}

@@ -1,0 +1,400 @@
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { RequestMetaSchema, type RequestMetaInput } from '@switchyard/contracts';
+import { createLogger } from '@switchyard/observability';
+import { CallAbortedError, RouterCallError } from './calls/router-call.error';
+import { parseRouterConfig } from './config/router-config.loader';
+import { NoEligibleTargetError } from './routing/no-eligible-target.error';
+import { Router } from './router';
+
+interface Received {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: Record<string, unknown>;
+}
+
+type Behaviour = (res: ServerResponse, body: Record<string, unknown>) => void;
+
+interface FakeUpstream {
+  port: number;
+  received: Received[];
+  close(): Promise<void>;
+}
+
+const servers: FakeUpstream[] = [];
+
+/** A minimal OpenAI-compatible `/v1/chat/completions` server on an ephemeral port. */
+async function fakeUpstream(behaviour: Behaviour): Promise<FakeUpstream> {
+  const received: Received[] = [];
+  const server: Server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
+    req.on('end', () => {
+      const body = JSON.parse(raw) as Record<string, unknown>;
+      received.push({ path: req.url ?? '', headers: req.headers, body });
+      behaviour(res, body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const upstream: FakeUpstream = {
+    port: (server.address() as AddressInfo).port,
+    received,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  servers.push(upstream);
+  return upstream;
+}
+
+const json = (status: number, body: unknown): Behaviour => (res) => {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+};
+
+const answer = (content: string, usage = { prompt_tokens: 1200, completion_tokens: 300 }): Behaviour => (res, body) =>
+  json(200, {
+    id: 'chatcmpl-test',
+    object: 'chat.completion',
+    created: 1,
+    model: body.model,
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+  })(res, body);
+
+const fail = (status: number): Behaviour => json(status, { error: { message: `failing with ${status}`, type: 'test' } });
+const hang: Behaviour = () => undefined;
+
+/** A port nothing listens on: bind, note it, release it. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+interface TargetSpec {
+  name: string;
+  port: number;
+  type?: 'local' | 'cloud';
+  contextWindow?: number;
+  extra?: string;
+}
+
+/** Routes: everything goes to `primary`'s ordered list of targets; the catch-all names the last one. */
+function routerFor(targets: TargetSpec[], options: { secrets?: Record<string, string>; routes?: string; maxAttempts?: number } = {}) {
+  const targetYaml = targets
+    .map(
+      (t) => `
+    - name: ${t.name}
+      type: ${t.type ?? 'local'}
+      endpoint: http://127.0.0.1:${t.port}/v1
+      model: ${t.name}-model
+      max_concurrency: 4
+      context_window: ${t.contextWindow ?? 32768}
+      cost_per_1k_tokens: {input: 0.001, output: 0.002}${t.extra ?? ''}`,
+    )
+    .join('');
+  const routes =
+    options.routes ??
+    `
+    - {name: primary, when: {complexity: [low, medium, high]}, targets: [${targets.map((t) => t.name).join(', ')}], priority: 10}
+    - {name: fallback, when: {all_else: true}, target: ${targets[targets.length - 1]!.name}, priority: 1}`;
+  const config = parseRouterConfig(
+    `
+router:
+  max_attempts_per_call: ${options.maxAttempts ?? 3}
+  targets:${targetYaml}
+  routes:${routes}
+`,
+    'router.spec',
+  );
+  const secrets = options.secrets ?? {};
+  return new Router({ config, secrets: (name) => secrets[name], logger: createLogger('router-spec', 'silent') });
+}
+
+const meta = (input: RequestMetaInput = {}) => RequestMetaSchema.parse(input);
+const messages = [
+  { role: 'system' as const, content: 'You summarise.' },
+  { role: 'user' as const, content: 'Summarise this document.' },
+];
+
+async function callError(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the call to fail');
+}
+
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+describe('Router.chat', () => {
+  it('returns content, usage and cost, and forwards headers, options and the key', async () => {
+    const cloud = await fakeUpstream(answer('{"conclusion":"ok"}'));
+    const router = routerFor([{ name: 'cloud_a', port: cloud.port, type: 'cloud', extra: '\n      api_key_env: CLOUD_KEY' }], {
+      secrets: { CLOUD_KEY: 'sk-test-123' },
+    });
+
+    const result = await router.chat({
+      meta: meta({ task_type: 'summarize', max_output_tokens: 400 }),
+      messages,
+      temperature: 0.2,
+      jsonMode: true,
+      headers: { 'x-switchyard-task': 'task-1', 'x-switchyard-step': '2', 'x-switchyard-idempotency-key': 'task-1:2' },
+    });
+
+    expect(result).toMatchObject({
+      content: '{"conclusion":"ok"}',
+      target: 'cloud_a',
+      model: 'cloud_a-model',
+      rule: 'primary',
+      usage: { inputTokens: 1200, outputTokens: 300, estimated: false },
+    });
+    expect(result.costUsd).toBeCloseTo((1200 * 0.001 + 300 * 0.002) / 1000, 12);
+    expect(result.attempts).toEqual([expect.objectContaining({ target: 'cloud_a', rule: 'primary', outcome: 'ok' })]);
+    expect(result.latencyMs).toBeGreaterThanOrEqual(0);
+
+    const [request] = cloud.received;
+    expect(request!.path).toBe('/v1/chat/completions');
+    expect(request!.headers).toMatchObject({
+      'x-switchyard-task': 'task-1',
+      'x-switchyard-step': '2',
+      'x-switchyard-idempotency-key': 'task-1:2',
+      authorization: 'Bearer sk-test-123',
+    });
+    expect(request!.body).toMatchObject({
+      model: 'cloud_a-model',
+      messages,
+      max_tokens: 400,
+      temperature: 0.2,
+      response_format: { type: 'json_object' },
+    });
+    expect(request!.body.stream).toBeFalsy();
+  });
+
+  it('sends "not-needed" to a local target without a key and estimates missing usage', async () => {
+    const local = await fakeUpstream((res, body) =>
+      json(200, { id: 'x', object: 'chat.completion', created: 1, model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: 'abcdefgh' }, finish_reason: 'stop' }] })(
+        res,
+        body,
+      ),
+    );
+    const router = routerFor([{ name: 'local_a', port: local.port, extra: '\n      api_key_env: LOCAL_KEY' }]);
+    const result = await router.chat({ meta: meta(), messages: [{ role: 'user', content: 'x'.repeat(40) }] });
+    expect(local.received[0]!.headers.authorization).toBe('Bearer not-needed');
+    expect(local.received[0]!.body).not.toHaveProperty('response_format');
+    expect(result.usage).toEqual({ inputTokens: 10, outputTokens: 2, estimated: true });
+  });
+
+  it('fails over to the next target on a 500, without SDK retries', async () => {
+    const first = await fakeUpstream(fail(500));
+    const second = await fakeUpstream(answer('from second'));
+    const router = routerFor([
+      { name: 'first', port: first.port },
+      { name: 'second', port: second.port },
+    ]);
+
+    const result = await router.chat({ meta: meta(), messages });
+
+    expect(result.content).toBe('from second');
+    expect(result.target).toBe('second');
+    expect(first.received).toHaveLength(1);
+    expect(result.attempts).toEqual([
+      expect.objectContaining({ target: 'first', outcome: 'error', errorClass: 'server', status: 500 }),
+      expect.objectContaining({ target: 'second', outcome: 'ok', rule: 'primary' }),
+    ]);
+  });
+
+  it('does not fail over on a 400', async () => {
+    const first = await fakeUpstream(fail(400));
+    const second = await fakeUpstream(answer('never'));
+    const router = routerFor([
+      { name: 'first', port: first.port },
+      { name: 'second', port: second.port },
+    ]);
+
+    const error = await callError(router.chat({ meta: meta(), messages }));
+
+    expect(error).toBeInstanceOf(RouterCallError);
+    const callError_ = error as RouterCallError;
+    expect(callError_.retryable).toBe(false);
+    expect(callError_.lastErrorClass).toBe('bad_request');
+    expect(callError_.attempts).toEqual([expect.objectContaining({ target: 'first', errorClass: 'bad_request', status: 400 })]);
+    expect(callError_.cause).toMatchObject({ name: 'UpstreamError', errorClass: 'bad_request', status: 400 });
+    expect(second.received).toHaveLength(0);
+  });
+
+  it('classifies a refused connection as network and fails over', async () => {
+    const second = await fakeUpstream(answer('from second'));
+    const router = routerFor([
+      { name: 'down', port: await closedPort() },
+      { name: 'second', port: second.port },
+    ]);
+
+    const result = await router.chat({ meta: meta(), messages });
+
+    expect(result.target).toBe('second');
+    expect(result.attempts[0]).toMatchObject({ target: 'down', outcome: 'error', errorClass: 'network' });
+  });
+
+  it('classifies a hang beyond the target timeout as timeout and fails over', async () => {
+    const stuck = await fakeUpstream(hang);
+    const second = await fakeUpstream(answer('from second'));
+    const router = routerFor([
+      { name: 'stuck', port: stuck.port, extra: '\n      timeout_ms: 200' },
+      { name: 'second', port: second.port },
+    ]);
+
+    const result = await router.chat({ meta: meta(), messages });
+
+    expect(result.target).toBe('second');
+    expect(result.attempts[0]).toMatchObject({ target: 'stuck', errorClass: 'timeout', message: 'no answer within 200 ms' });
+    expect(result.attempts[0]!.latencyMs).toBeGreaterThanOrEqual(190);
+    expect(result.attempts[0]!.latencyMs).toBeLessThan(2000);
+  });
+
+  it('times out a body that stalls after the headers', async () => {
+    const stalls = await fakeUpstream((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"id":"x",');
+    });
+    const router = routerFor([{ name: 'stalls', port: stalls.port, extra: '\n      timeout_ms: 200' }]);
+    const error = (await callError(router.chat({ meta: meta(), messages }))) as RouterCallError;
+    expect(error.attempts.map((a) => a.errorClass)).toEqual(['timeout']);
+  });
+
+  it.each([
+    [429, 'rate_limited'],
+    [401, 'auth'],
+    [503, 'server'],
+  ] as const)('fails over after a %i (%s)', async (status, errorClass) => {
+    const first = await fakeUpstream(fail(status));
+    const second = await fakeUpstream(answer('ok'));
+    const router = routerFor([
+      { name: 'first', port: first.port },
+      { name: 'second', port: second.port },
+    ]);
+    const result = await router.chat({ meta: meta(), messages });
+    expect(result.attempts.map((a) => [a.target, a.errorClass])).toEqual([
+      ['first', errorClass],
+      ['second', undefined],
+    ]);
+  });
+
+  it('stops at max_attempts_per_call and reports every attempt, retryable', async () => {
+    const upstreams = await Promise.all([fail(500), fail(502), fail(503)].map((b) => fakeUpstream(b)));
+    const router = routerFor(
+      upstreams.map((u, i) => ({ name: `t${i}`, port: u.port })),
+      { maxAttempts: 2 },
+    );
+    const error = (await callError(router.chat({ meta: meta(), messages }))) as RouterCallError;
+    expect(error).toBeInstanceOf(RouterCallError);
+    expect(error.retryable).toBe(true);
+    expect(error.lastErrorClass).toBe('server');
+    expect(error.attempts.map((a) => [a.target, a.status])).toEqual([
+      ['t0', 500],
+      ['t1', 502],
+    ]);
+    expect(upstreams[2]!.received).toHaveLength(0);
+    expect(error.message).toMatch(/after 2 attempts/);
+  });
+
+  it('stops when no other target is eligible', async () => {
+    const only = await fakeUpstream(fail(500));
+    const router = routerFor([{ name: 'only', port: only.port }]);
+    const error = (await callError(router.chat({ meta: meta(), messages }))) as RouterCallError;
+    expect(error).toBeInstanceOf(RouterCallError);
+    expect(error.attempts).toHaveLength(1);
+    expect(error.message).toMatch(/no other eligible target/);
+  });
+
+  it('never fails a sensitive call over to the cloud', async () => {
+    const local = await fakeUpstream(fail(500));
+    const cloud = await fakeUpstream(answer('leaked'));
+    const router = routerFor(
+      [
+        { name: 'local_a', port: local.port },
+        { name: 'cloud_a', port: cloud.port, type: 'cloud' },
+      ],
+      {
+        routes: `
+    - {name: leak, when: {sensitivity: sensitive}, targets: [local_a, cloud_a], priority: 10}
+    - {name: fallback, when: {all_else: true}, target: cloud_a, priority: 1}`,
+      },
+    );
+    const error = (await callError(router.chat({ meta: meta({ sensitivity: 'sensitive' }), messages }))) as RouterCallError;
+    expect(error).toBeInstanceOf(RouterCallError);
+    expect(error.attempts.map((a) => a.target)).toEqual(['local_a']);
+    expect(cloud.received).toHaveLength(0);
+  });
+
+  it('throws a retryable NoEligibleTargetError when every target is excluded', async () => {
+    const router = routerFor([{ name: 'only', port: await closedPort() }]);
+    const error = await callError(router.chat({ meta: meta(), messages, excludeTargets: ['only'] }));
+    expect(error).toBeInstanceOf(NoEligibleTargetError);
+    expect((error as NoEligibleTargetError).retryable).toBe(true);
+  });
+
+  it('drops a cloud target whose key variable is unset', async () => {
+    const cloud = await fakeUpstream(answer('from cloud'));
+    const local = await fakeUpstream(answer('from local'));
+    const router = routerFor([
+      { name: 'cloud_a', port: cloud.port, type: 'cloud', extra: '\n      api_key_env: CLOUD_KEY' },
+      { name: 'local_a', port: local.port },
+    ]);
+    expect(router.decide(meta()).candidates[0]).toEqual({ target: 'cloud_a', rule: 'primary', eligible: false, reason: 'missing_api_key' });
+    const result = await router.chat({ meta: meta(), messages });
+    expect(result.target).toBe('local_a');
+    expect(cloud.received).toHaveLength(0);
+  });
+
+  it('skips a target whose context window the estimated input would fill past 80 %', async () => {
+    const small = await fakeUpstream(answer('small'));
+    const big = await fakeUpstream(answer('big'));
+    const router = routerFor([
+      { name: 'small', port: small.port, contextWindow: 1000 },
+      { name: 'big', port: big.port },
+    ]);
+    expect(router.decide(meta({ estimated_input_tokens: 900 })).candidates[0]).toMatchObject({ target: 'small', reason: 'context_window' });
+    const result = await router.chat({ meta: meta(), messages: [{ role: 'user', content: 'x'.repeat(3600) }] });
+    expect(result.target).toBe('big');
+    expect(small.received).toHaveLength(0);
+  });
+
+  it('stops at once when the caller aborts', async () => {
+    const stuck = await fakeUpstream(hang);
+    const second = await fakeUpstream(answer('never'));
+    const router = routerFor([
+      { name: 'stuck', port: stuck.port },
+      { name: 'second', port: second.port },
+    ]);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('job cancelled')), 100);
+    const error = (await callError(router.chat({ meta: meta(), messages, signal: controller.signal }))) as CallAbortedError;
+    expect(error).toBeInstanceOf(CallAbortedError);
+    expect(error.retryable).toBe(false);
+    expect(error.attempts).toEqual([expect.objectContaining({ target: 'stuck', message: 'aborted by the caller' })]);
+    expect(second.received).toHaveLength(0);
+  });
+
+  it('bounds the whole call by meta.timeout_ms', async () => {
+    const stuck = await fakeUpstream(hang);
+    const second = await fakeUpstream(hang);
+    const router = routerFor([
+      { name: 'stuck', port: stuck.port },
+      { name: 'second', port: second.port },
+    ]);
+    const started = Date.now();
+    const error = (await callError(router.chat({ meta: meta({ timeout_ms: 300 }), messages }))) as RouterCallError;
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(error.lastErrorClass).toBe('timeout');
+    expect(error.attempts.every((a) => a.errorClass === 'timeout')).toBe(true);
+  });
+});

@@ -1,0 +1,104 @@
+import type { RequestMeta } from '@switchyard/contracts';
+import type { CompiledRouterConfig } from '../config/compile-router-config';
+import type { RoutingPolicy, TargetConfig } from '../config/router-config.schema';
+import { DROP_REASONS, sensitiveRequiresLocal, type CandidateFilter } from './candidate-filter';
+import { conditionMatches } from './rule-matcher';
+import { NoEligibleTargetError } from './no-eligible-target.error';
+import { ANY_ELIGIBLE_RULE, type CandidateRecord, type RoutingDecision } from './routing-decision';
+
+export interface DecideOptions {
+  /** Targets the caller will not use for this call, e.g. one that just failed. */
+  excludeTargets?: ReadonlySet<string> | readonly string[];
+  /** Run in order after the hard constraint and the exclusion list. */
+  filters?: readonly CandidateFilter[];
+}
+
+const NO_FILTERS: readonly CandidateFilter[] = [];
+const ELIGIBLE = null;
+const NOT_YET_JUDGED = undefined;
+
+/** The policy that orders the fallback step: high priority buys quality (SPEC §3, "Priority"). */
+export function policyFor(config: CompiledRouterConfig, meta: RequestMeta): RoutingPolicy {
+  return meta.priority === 'high' ? 'quality_first' : config.config.default_policy;
+}
+
+/**
+ * Picks the target for one call. Pure: the same config, meta and options give the same
+ * decision. Throws `NoEligibleTargetError` with the full explanation when nothing is left.
+ */
+export function decideRoute(config: CompiledRouterConfig, meta: RequestMeta, options: DecideOptions = {}): RoutingDecision {
+  const { targets } = config;
+  const excluded = options.excludeTargets;
+  const filters = options.filters ?? NO_FILTERS;
+  const policy = policyFor(config, meta);
+  // Per target: undefined = not judged yet, null = eligible, string = drop reason.
+  const verdicts: (string | null | undefined)[] = new Array<string | null | undefined>(targets.length);
+  const candidates: CandidateRecord[] = [];
+  const matchedRules: string[] = [];
+  let chosen: TargetConfig | undefined;
+  let chosenRule = ANY_ELIGIBLE_RULE;
+
+  const judge = (index: number): string | null => {
+    const known = verdicts[index];
+    if (known !== NOT_YET_JUDGED) return known;
+    const verdict = dropReason(targets[index]!, meta, excluded, filters);
+    verdicts[index] = verdict;
+    return verdict;
+  };
+
+  for (const rule of config.rules) {
+    if (!conditionMatches(rule.condition, meta)) continue;
+    matchedRules.push(rule.name);
+    if (chosen !== undefined) continue;
+    for (const index of rule.targets) {
+      const reason = judge(index);
+      candidates.push({ target: targets[index]!.name, rule: rule.name, eligible: reason === ELIGIBLE, reason: reason ?? undefined });
+      if (reason === ELIGIBLE) {
+        chosen = targets[index];
+        chosenRule = rule.name;
+        break;
+      }
+    }
+  }
+
+  if (chosen === undefined && config.config.fallback_to_any_eligible) {
+    for (const index of config.fallbackOrder[policy]) {
+      // Already judged means already listed under a matching rule, and dropped there.
+      if (verdicts[index] !== NOT_YET_JUDGED) continue;
+      const reason = judge(index);
+      candidates.push({ target: targets[index]!.name, rule: ANY_ELIGIBLE_RULE, eligible: reason === ELIGIBLE, reason: reason ?? undefined });
+      if (reason === ELIGIBLE) {
+        chosen = targets[index];
+        break;
+      }
+    }
+  }
+
+  if (chosen === undefined) throw new NoEligibleTargetError({ policy, candidates, matchedRules }, meta);
+  return { target: chosen, rule: chosenRule, policy, candidates, matchedRules };
+}
+
+function dropReason(
+  target: TargetConfig,
+  meta: RequestMeta,
+  excluded: DecideOptions['excludeTargets'],
+  filters: readonly CandidateFilter[],
+): string | null {
+  // The hard constraint comes first so that no exclusion or filter can hide it in an explanation.
+  const sensitive = sensitiveRequiresLocal(target, meta);
+  if (sensitive !== null) return sensitive.reason;
+  if (excluded !== undefined && isExcluded(excluded, target.name)) return DROP_REASONS.excluded;
+  for (const filter of filters) {
+    const drop = filter(target, meta);
+    if (drop !== null) return drop.reason;
+  }
+  return ELIGIBLE;
+}
+
+function isExcluded(excluded: ReadonlySet<string> | readonly string[], name: string): boolean {
+  return isList(excluded) ? excluded.includes(name) : excluded.has(name);
+}
+
+function isList(value: ReadonlySet<string> | readonly string[]): value is readonly string[] {
+  return Array.isArray(value);
+}

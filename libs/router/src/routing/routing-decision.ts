@@ -1,0 +1,27 @@
+import type { RoutingPolicy, TargetConfig } from '../config/router-config.schema';
+
+/** The rule name recorded for the policy-ordered step after every matching rule is exhausted. */
+export const ANY_ELIGIBLE_RULE = '(any eligible)';
+
+/** One target looked at under one rule, in the order the decision looked at them. */
+export interface CandidateRecord {
+  target: string;
+  rule: string;
+  eligible: boolean;
+  /** Why the target was dropped; absent for the chosen one. */
+  reason?: string;
+}
+
+/** Everything needed to explain a decision, whether or not a target was found. */
+export interface RoutingExplanation {
+  policy: RoutingPolicy;
+  candidates: CandidateRecord[];
+  /** Names of every rule that matched the request, highest priority first. */
+  matchedRules: string[];
+}
+
+export interface RoutingDecision extends RoutingExplanation {
+  target: TargetConfig;
+  /** The rule that chose the target, or `ANY_ELIGIBLE_RULE`. */
+  rule: string;
+}

@@ -1,0 +1,4 @@
+export * from './schema';
+export * from './database';
+export * from './migrate';
+export * from './repositories/task.repository';

@@ -1,0 +1,349 @@
+import { and, asc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import type { RouteRecord, TaskStatus } from '@switchyard/contracts';
+import type { Database } from '../database';
+import { agentTaskState as t, type NewTaskRow, type StepCheckpoint, type TaskRow } from '../schema';
+
+/** Who may write a running task: the worker holding this exact lease (fencing token). */
+export interface Lease {
+  taskId: string;
+  owner: string;
+  version: number;
+}
+
+/** A write was refused because the lease is gone: taken over, cancelled or finished. */
+export class LeaseLostError extends Error {
+  constructor(readonly lease: Lease, action: string) {
+    super(`lease lost on task ${lease.taskId} (owner ${lease.owner}, version ${lease.version}) while trying to ${action}`);
+    this.name = 'LeaseLostError';
+  }
+}
+
+export type ClaimResult =
+  | { claimed: true; task: TaskRow; lease: Lease }
+  | { claimed: false; reason: 'missing' | 'already_running' | 'finished'; status?: TaskStatus };
+
+export type CreateJobResult = { created: true; jobId: string } | { created: false; existing: TaskRow };
+
+/** Columns the API shows; the input (documents) and checkpoints stay out of list reads. */
+const viewColumns = {
+  taskId: t.taskId,
+  parentTaskId: t.parentTaskId,
+  jobId: t.jobId,
+  tenantId: t.tenantId,
+  jobType: t.jobType,
+  agentId: t.agentId,
+  role: t.role,
+  status: t.status,
+  optional: t.optional,
+  outputSummary: t.outputSummary,
+  currentStep: t.currentStep,
+  totalSteps: t.totalSteps,
+  retryCount: t.retryCount,
+  routeTargets: t.routeTargets,
+  costUsd: t.costUsd,
+  error: t.error,
+  createdAt: t.createdAt,
+  updatedAt: t.updatedAt,
+  startedAt: t.startedAt,
+  finishedAt: t.finishedAt,
+};
+export type TaskView = { [K in keyof typeof viewColumns]: TaskRow[K] };
+
+export interface JobListCursor {
+  createdAt: Date;
+  taskId: string;
+}
+
+const ACTIVE: TaskStatus[] = ['pending', 'running', 'paused'];
+const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
+
+export class TaskRepository {
+  constructor(private readonly db: Database) {}
+
+  /**
+   * Writes a job and all its tasks in one transaction. With an idempotency key, a second
+   * submission finds the first job instead (the caller compares request hashes).
+   */
+  async createJob(root: NewTaskRow, tasks: NewTaskRow[]): Promise<CreateJobResult> {
+    return this.db.transaction(async (tx) => {
+      const inserted = await tx
+        .insert(t)
+        .values(root)
+        .onConflictDoNothing({
+          target: [t.tenantId, t.idempotencyKey],
+          where: sql`${t.parentTaskId} is null and ${t.idempotencyKey} is not null`,
+        })
+        .returning({ taskId: t.taskId });
+      if (inserted.length === 0) {
+        const [existing] = await tx
+          .select()
+          .from(t)
+          .where(and(eq(t.tenantId, root.tenantId), eq(t.idempotencyKey, root.idempotencyKey ?? ''), isNull(t.parentTaskId)));
+        if (!existing) throw new Error('idempotency conflict without an existing job');
+        return { created: false, existing };
+      }
+      if (tasks.length > 0) await tx.insert(t).values(tasks);
+      return { created: true, jobId: root.taskId };
+    });
+  }
+
+  /** Removes a job whose queue entries could not be written, so nothing is half-submitted. */
+  async deleteJob(tenantId: string, jobId: string): Promise<void> {
+    await this.db.delete(t).where(and(eq(t.tenantId, tenantId), eq(t.taskId, jobId), isNull(t.parentTaskId)));
+  }
+
+  async findJobTree(tenantId: string, jobId: string): Promise<TaskView[]> {
+    return this.db
+      .select(viewColumns)
+      .from(t)
+      .where(and(eq(t.tenantId, tenantId), eq(t.jobId, jobId)))
+      .orderBy(sql`${t.parentTaskId} nulls first`, asc(t.createdAt), asc(t.agentId));
+  }
+
+  async listJobs(
+    tenantId: string,
+    options: { status?: TaskStatus; limit: number; cursor?: JobListCursor },
+  ): Promise<TaskView[]> {
+    const conditions = [eq(t.tenantId, tenantId), isNull(t.parentTaskId)];
+    if (options.status) conditions.push(eq(t.status, options.status));
+    if (options.cursor) {
+      const { createdAt, taskId } = options.cursor;
+      conditions.push(or(lt(t.createdAt, createdAt), and(eq(t.createdAt, createdAt), lt(t.taskId, taskId)))!);
+    }
+    return this.db
+      .select(viewColumns)
+      .from(t)
+      .where(and(...conditions))
+      .orderBy(sql`${t.createdAt} desc nulls last`, sql`${t.taskId} desc nulls last`)
+      .limit(options.limit);
+  }
+
+  /** Per-job task counts and cost, for list views. */
+  async summarizeJobs(jobIds: string[]): Promise<Map<string, { total: number; completed: number; costUsd: number }>> {
+    const summary = new Map<string, { total: number; completed: number; costUsd: number }>();
+    if (jobIds.length === 0) return summary;
+    const rows = await this.db
+      .select({
+        jobId: t.jobId,
+        total: sql<number>`count(*)::int`,
+        completed: sql<number>`(count(*) filter (where ${t.status} = 'success'))::int`,
+        costUsd: sql<number>`coalesce(sum(${t.costUsd}), 0)::float8`,
+      })
+      .from(t)
+      .where(and(inArray(t.jobId, jobIds), sql`${t.parentTaskId} is not null`))
+      .groupBy(t.jobId);
+    for (const row of rows) summary.set(row.jobId, { total: row.total, completed: row.completed, costUsd: row.costUsd });
+    return summary;
+  }
+
+  /**
+   * Takes a pending task for `owner` and marks its job running, in one round trip. The
+   * bumped lease version is the fencing token every later write must present.
+   */
+  async claimTask(taskId: string, owner: string): Promise<ClaimResult> {
+    const result = await this.db.execute<Record<string, unknown>>(sql`
+      with claimed as (
+        update ${t} set status = 'running', lease_owner = ${owner}, lease_version = lease_version + 1,
+          started_at = coalesce(started_at, now()), updated_at = now(), error = null
+        where task_id = ${taskId} and status = 'pending'
+        returning *
+      ), job as (
+        update ${t} set status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
+        where task_id = (select job_id from claimed) and status = 'pending'
+        returning task_id
+      )
+      select * from claimed`);
+    const raw = result.rows[0];
+    if (raw) {
+      const task = toTaskRow(raw);
+      return { claimed: true, task, lease: { taskId, owner, version: task.leaseVersion } };
+    }
+    const [current] = await this.db.select({ status: t.status }).from(t).where(eq(t.taskId, taskId));
+    if (!current) return { claimed: false, reason: 'missing' };
+    return {
+      claimed: false,
+      reason: current.status === 'running' || current.status === 'paused' ? 'already_running' : 'finished',
+      status: current.status,
+    };
+  }
+
+  /** Records a completed step; refused unless the lease still holds and the step is the next one. */
+  async checkpoint(lease: Lease, checkpoint: StepCheckpoint, routes: RouteRecord[], costUsd: number): Promise<void> {
+    const result = await this.db
+      .update(t)
+      .set({
+        currentStep: checkpoint.step + 1,
+        stepCheckpoints: sql`${t.stepCheckpoints} || ${json([checkpoint])}`,
+        routeTargets: sql`${t.routeTargets} || ${json(routes)}`,
+        costUsd: sql`${t.costUsd} + ${costUsd}`,
+        updatedAt: sql`now()`,
+      })
+      .where(and(this.holds(lease), eq(t.currentStep, checkpoint.step)));
+    if (result.rowCount !== 1) throw new LeaseLostError(lease, `checkpoint step ${checkpoint.step}`);
+  }
+
+  /**
+   * Records the last step and the task's output. When `jobResult` is given this task
+   * finishes its job: the root row takes the result in the same statement.
+   */
+  async completeTask(
+    lease: Lease,
+    checkpoint: StepCheckpoint,
+    output: Record<string, unknown>,
+    routes: RouteRecord[],
+    costUsd: number,
+    jobResult?: Record<string, unknown>,
+  ): Promise<void> {
+    const result = await this.db.execute<{ done: number }>(sql`
+      with done as (
+        update ${t} set status = 'success', current_step = ${checkpoint.step + 1},
+          step_checkpoints = step_checkpoints || ${json([checkpoint])},
+          route_targets = route_targets || ${json(routes)},
+          cost_usd = cost_usd + ${costUsd}, output_summary = ${json(output)},
+          updated_at = now(), finished_at = now(), error = null
+        where task_id = ${lease.taskId} and lease_owner = ${lease.owner} and lease_version = ${lease.version}
+          and status = 'running' and current_step = ${checkpoint.step}
+        returning job_id
+      ), job as (
+        update ${t} set status = 'success', output_summary = ${json(jobResult ?? null)},
+          updated_at = now(), finished_at = now()
+        where ${jobResult !== undefined} and task_id = (select job_id from done) and status = 'running'
+        returning task_id
+      )
+      select (select count(*) from done)::int as done`);
+    if (result.rows[0]?.done !== 1) throw new LeaseLostError(lease, 'complete');
+  }
+
+  /**
+   * A task failed for good. A required task takes its job down with it, and the job's
+   * other unfinished tasks are cancelled; an optional one fails alone.
+   */
+  async failTask(lease: Lease, reason: string, routes: RouteRecord[]): Promise<{ jobFailed: boolean }> {
+    const result = await this.db.execute<{ done: number; job_failed: number }>(sql`
+      with done as (
+        update ${t} set status = 'failed', error = ${reason}, route_targets = route_targets || ${json(routes)},
+          updated_at = now(), finished_at = now()
+        where task_id = ${lease.taskId} and lease_owner = ${lease.owner} and lease_version = ${lease.version}
+          and status = 'running'
+        returning job_id, optional, agent_id
+      ), job as (
+        update ${t} set status = 'failed', updated_at = now(), finished_at = now(),
+          error = 'task ' || (select agent_id from done) || ' failed: ' || ${reason}
+        where task_id = (select job_id from done where not optional) and status in ('pending', 'running')
+        returning task_id
+      ), siblings as (
+        update ${t} set status = 'cancelled', updated_at = now(), finished_at = now(),
+          error = 'cancelled: another task of the job failed'
+        where job_id = (select task_id from job) and task_id <> ${lease.taskId}
+          and parent_task_id is not null and status in ('pending', 'running', 'paused')
+        returning task_id
+      )
+      select (select count(*) from done)::int as done, (select count(*) from job)::int as job_failed`);
+    const row = result.rows[0];
+    if (row?.done !== 1) throw new LeaseLostError(lease, 'fail');
+    return { jobFailed: row.job_failed === 1 };
+  }
+
+  /** Refreshes the running task's heartbeat; false when the lease no longer holds. */
+  async heartbeat(lease: Lease): Promise<boolean> {
+    const result = await this.db.update(t).set({ updatedAt: sql`now()` }).where(this.holds(lease));
+    return result.rowCount === 1;
+  }
+
+  /** Hands a task back for another attempt (a transient failure); its checkpoints stay. */
+  async releaseTask(lease: Lease, reason: string, routes: RouteRecord[]): Promise<void> {
+    const result = await this.db
+      .update(t)
+      .set({
+        status: 'pending',
+        leaseOwner: null,
+        retryCount: sql`${t.retryCount} + 1`,
+        error: reason,
+        routeTargets: sql`${t.routeTargets} || ${json(routes)}`,
+        updatedAt: sql`now()`,
+      })
+      .where(this.holds(lease));
+    if (result.rowCount !== 1) throw new LeaseLostError(lease, 'release');
+  }
+
+  /** Cancels a job and every unfinished task of it. Returns null when there is no such job. */
+  async cancelJob(tenantId: string, jobId: string): Promise<{ status: TaskStatus; cancelled: boolean } | null> {
+    return this.db.transaction(async (tx) => {
+      const [root] = await tx
+        .select({ status: t.status })
+        .from(t)
+        .where(and(eq(t.tenantId, tenantId), eq(t.taskId, jobId), isNull(t.parentTaskId)))
+        .for('update');
+      if (!root) return null;
+      if (!ACTIVE.includes(root.status)) return { status: root.status, cancelled: false };
+      await tx
+        .update(t)
+        .set({ status: 'cancelled', error: 'cancelled by request', updatedAt: sql`now()`, finishedAt: sql`now()` })
+        .where(and(eq(t.tenantId, tenantId), eq(t.jobId, jobId), inArray(t.status, ACTIVE)));
+      return { status: 'cancelled' as const, cancelled: true };
+    });
+  }
+
+  /** The finished work of a job's tasks in one role: what a fan-in step reads. */
+  async findTasksOfRole(jobId: string, role: string): Promise<Pick<TaskRow, 'taskId' | 'agentId' | 'status' | 'inputSummary' | 'outputSummary' | 'optional'>[]> {
+    return this.db
+      .select({
+        taskId: t.taskId,
+        agentId: t.agentId,
+        status: t.status,
+        inputSummary: sql<Record<string, unknown>>`${t.inputSummary} - 'text'`,
+        outputSummary: t.outputSummary,
+        optional: t.optional,
+      })
+      .from(t)
+      .where(and(eq(t.jobId, jobId), eq(t.role, role)))
+      .orderBy(asc(t.createdAt), asc(t.agentId));
+  }
+
+  async findTask(taskId: string): Promise<TaskRow | undefined> {
+    const [row] = await this.db.select().from(t).where(eq(t.taskId, taskId));
+    return row;
+  }
+
+  private holds(lease: Lease) {
+    return and(
+      eq(t.taskId, lease.taskId),
+      eq(t.leaseOwner, lease.owner),
+      eq(t.leaseVersion, lease.version),
+      eq(t.status, 'running'),
+    );
+  }
+}
+
+/** Raw rows from `execute` come back with snake_case names and string timestamps. */
+function toTaskRow(raw: Record<string, unknown>): TaskRow {
+  const date = (v: unknown) => (v == null ? null : v instanceof Date ? v : new Date(String(v)));
+  return {
+    taskId: raw.task_id as string,
+    parentTaskId: (raw.parent_task_id as string | null) ?? null,
+    jobId: raw.job_id as string,
+    tenantId: raw.tenant_id as string,
+    jobType: raw.job_type as string,
+    agentId: raw.agent_id as string,
+    role: raw.role as string,
+    status: raw.status as TaskStatus,
+    optional: raw.optional as boolean,
+    inputSummary: raw.input_summary as Record<string, unknown>,
+    outputSummary: (raw.output_summary as TaskRow['outputSummary']) ?? null,
+    stepCheckpoints: raw.step_checkpoints as StepCheckpoint[],
+    currentStep: Number(raw.current_step),
+    totalSteps: Number(raw.total_steps),
+    retryCount: Number(raw.retry_count),
+    routeTargets: raw.route_targets as RouteRecord[],
+    costUsd: Number(raw.cost_usd),
+    leaseOwner: (raw.lease_owner as string | null) ?? null,
+    leaseVersion: Number(raw.lease_version),
+    error: (raw.error as string | null) ?? null,
+    idempotencyKey: (raw.idempotency_key as string | null) ?? null,
+    requestHash: (raw.request_hash as string | null) ?? null,
+    createdAt: date(raw.created_at)!,
+    updatedAt: date(raw.updated_at)!,
+    startedAt: date(raw.started_at),
+    finishedAt: date(raw.finished_at),
+  };
+}

@@ -1,0 +1,79 @@
+import { sql } from 'drizzle-orm';
+import {
+  boolean,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgEnum,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+  type AnyPgColumn,
+} from 'drizzle-orm/pg-core';
+import { TASK_STATUSES, type RouteRecord, type StructuredSummary } from '@switchyard/contracts';
+
+export const taskStatusEnum = pgEnum('task_status', TASK_STATUSES);
+
+/** What a completed step left behind: enough to resume the task at the next step. */
+export interface StepCheckpoint {
+  step: number;
+  name: string;
+  summary: unknown;
+  completed_at: string;
+}
+
+/**
+ * The system of record for every job and every task of it. The job is the root row
+ * (`parent_task_id` null, `job_id = task_id`); its tasks point at it.
+ */
+export const agentTaskState = pgTable(
+  'agent_task_state',
+  {
+    taskId: uuid('task_id').primaryKey(),
+    parentTaskId: uuid('parent_task_id').references((): AnyPgColumn => agentTaskState.taskId, { onDelete: 'cascade' }),
+    jobId: uuid('job_id').notNull(),
+    tenantId: text('tenant_id').notNull(),
+    jobType: text('job_type').notNull(),
+    agentId: text('agent_id').notNull(),
+    role: text('role').notNull(),
+    status: taskStatusEnum('status').notNull().default('pending'),
+    optional: boolean('optional').notNull().default(false),
+    inputSummary: jsonb('input_summary').$type<Record<string, unknown>>().notNull(),
+    outputSummary: jsonb('output_summary').$type<StructuredSummary | Record<string, unknown>>(),
+    stepCheckpoints: jsonb('step_checkpoints').$type<StepCheckpoint[]>().notNull().default(sql`'[]'::jsonb`),
+    currentStep: integer('current_step').notNull().default(0),
+    totalSteps: integer('total_steps').notNull(),
+    retryCount: integer('retry_count').notNull().default(0),
+    routeTargets: jsonb('route_targets').$type<RouteRecord[]>().notNull().default(sql`'[]'::jsonb`),
+    costUsd: doublePrecision('cost_usd').notNull().default(0),
+    leaseOwner: text('lease_owner'),
+    leaseVersion: integer('lease_version').notNull().default(0),
+    error: text('error'),
+    idempotencyKey: text('idempotency_key'),
+    requestHash: text('request_hash'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }),
+    finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+  },
+  (table) => [
+    index('agent_task_state_status_idx').on(table.status),
+    index('agent_task_state_parent_idx').on(table.parentTaskId),
+    index('agent_task_state_job_idx').on(table.jobId),
+    // The sweeper's scan: only running rows, oldest heartbeat first, so it costs O(stale).
+    index('agent_task_state_running_heartbeat_idx').on(table.updatedAt).where(sql`${table.status} = 'running'`),
+    // The job list: a tenant's root rows, newest first, keyset-paginated.
+    index('agent_task_state_tenant_jobs_idx')
+      .on(table.tenantId, table.createdAt.desc(), table.taskId.desc())
+      .where(sql`${table.parentTaskId} is null`),
+    uniqueIndex('agent_task_state_idempotency_idx')
+      .on(table.tenantId, table.idempotencyKey)
+      .where(sql`${table.parentTaskId} is null and ${table.idempotencyKey} is not null`),
+  ],
+);
+
+export type TaskRow = typeof agentTaskState.$inferSelect;
+export type NewTaskRow = typeof agentTaskState.$inferInsert;

@@ -1,0 +1,1 @@
+export * from './agent-task-state.schema';
