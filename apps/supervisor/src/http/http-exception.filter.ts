@@ -40,19 +40,22 @@ export class HttpExceptionFilter implements ExceptionFilter {
       if (typeof response === 'object' && response !== null && 'error' in response && typeof response.error === 'object') {
         return { status, body: response as ApiErrorBody };
       }
-      const message = typeof response === 'string' ? response : ((response as { message?: unknown }).message ?? exception.message);
-      return { status, body: { error: { code: CODES[status] ?? 'error', message: Array.isArray(message) ? message.join('; ') : String(message) } } };
+      const raw = typeof response === 'string' ? response : ((response as { message?: unknown }).message ?? exception.message);
+      return requestError(status, Array.isArray(raw) ? raw.join('; ') : String(raw));
     }
     // Errors raised by fastify itself before a route runs (body parsing, size, media type).
-    const fastifyError = exception as { statusCode?: number; code?: string; message?: string };
+    const fastifyError = exception as { statusCode?: number; message?: string };
     if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
-      const status = fastifyError.statusCode;
-      const message =
-        fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || /JSON/.test(fastifyError.message ?? '')
-          ? `request body is not valid JSON: ${fastifyError.message ?? ''}`.trim()
-          : (fastifyError.message ?? 'bad request');
-      return { status, body: { error: { code: CODES[status] ?? 'invalid_request', message, issues: [{ path: '(body)', message }] } } };
+      return requestError(fastifyError.statusCode, fastifyError.message ?? 'bad request');
     }
     return { status: HttpStatus.INTERNAL_SERVER_ERROR, body: { error: { code: 'internal', message: 'internal error' } } };
   }
+}
+
+/** A 400 that is not ours came from parsing the request body: say so, and point at the body. */
+function requestError(status: number, message: string): { status: number; body: ApiErrorBody } {
+  const code = CODES[status] ?? 'error';
+  if (status !== 400) return { status, body: { error: { code, message } } };
+  const text = /JSON/i.test(message) ? `request body is not valid JSON (${message})` : message;
+  return { status, body: { error: { code, message: text, issues: [{ path: '(body)', message: text }] } } };
 }

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, HttpStatus, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiError } from '../http/api-error';
 import { ApiKeyGuard } from '../auth/api-key.guard';
 import { Tenant } from '../auth/tenant.decorator';
 import { parseJobListQuery } from './job-list.query';
@@ -12,6 +13,9 @@ export class JobsController {
   @Post()
   @HttpCode(202)
   submit(@Tenant() tenant: string, @Body() body: unknown, @Headers('idempotency-key') idempotencyKey?: string) {
+    if (typeof body === 'string') {
+      throw new ApiError(HttpStatus.UNSUPPORTED_MEDIA_TYPE, 'unsupported_media_type', 'send the job as JSON with content-type: application/json');
+    }
     return this.jobs.submit(tenant, body, idempotencyKey);
   }
 

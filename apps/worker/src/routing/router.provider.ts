@@ -8,10 +8,11 @@ import { Router, loadRouterConfig } from '@switchyard/router';
 export const routerProvider: Provider = {
   provide: Router,
   inject: [APP_CONFIG, LOGGER],
-  useFactory: (config: AppConfig, logger: Logger) =>
-    new Router({
-      config: loadRouterConfig(config.ROUTER_CONFIG),
-      secrets: secretsFromEnv(),
-      logger: logger.child({ component: 'router' }),
-    }),
+  useFactory: (config: AppConfig, logger: Logger) => {
+    const routerConfig = loadRouterConfig(config.ROUTER_CONFIG);
+    const log = logger.child({ component: 'router' });
+    for (const warning of routerConfig.warnings) log.warn({ source: routerConfig.source }, `router config: ${warning}`);
+    log.info({ source: routerConfig.source, targets: routerConfig.targets.map((t) => t.name), routes: routerConfig.rules.length }, 'router config loaded');
+    return new Router({ config: routerConfig, secrets: secretsFromEnv(), logger: log });
+  },
 };

@@ -1,0 +1,666 @@
+import { randomUUID } from 'node:crypto';
+import { eq, sql } from 'drizzle-orm';
+import type { RouteRecord } from '@switchyard/contracts';
+import { agentTaskState, type NewTaskRow, type StepCheckpoint } from '../schema';
+import { createTestDatabase, type TestDatabase } from '../testing/test-database';
+import { LeaseLostError, TaskRepository, type Lease } from './task.repository';
+
+let database: TestDatabase;
+let repo: TaskRepository;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  repo = new TaskRepository(database.db);
+});
+
+afterAll(async () => {
+  await database?.destroy();
+});
+
+/** Every test works in its own tenant, so no test sees another's rows. */
+const newTenant = () => `tenant-${randomUUID().slice(0, 8)}`;
+
+interface JobSpec {
+  tenantId: string;
+  extracts?: number;
+  optional?: boolean[];
+  idempotencyKey?: string;
+  createdAt?: Date;
+}
+
+interface BuiltJob {
+  jobId: string;
+  root: NewTaskRow;
+  tasks: NewTaskRow[];
+  extractIds: string[];
+  synthesizeId: string;
+}
+
+function buildJob(spec: JobSpec): BuiltJob {
+  const jobId = randomUUID();
+  const count = spec.extracts ?? 2;
+  const base = { jobId, tenantId: spec.tenantId, jobType: 'doc_review', ...(spec.createdAt ? { createdAt: spec.createdAt } : {}) };
+  const root: NewTaskRow = {
+    ...base,
+    taskId: jobId,
+    parentTaskId: null,
+    agentId: 'supervisor',
+    role: 'job',
+    inputSummary: { question: 'q', document_count: count },
+    totalSteps: count + 1,
+    ...(spec.idempotencyKey ? { idempotencyKey: spec.idempotencyKey, requestHash: `hash-of-${spec.idempotencyKey}` } : {}),
+  };
+  const extracts: NewTaskRow[] = Array.from({ length: count }, (_, i) => ({
+    ...base,
+    taskId: randomUUID(),
+    parentTaskId: jobId,
+    agentId: `extract-${i + 1}`,
+    role: 'extract',
+    optional: spec.optional?.[i] ?? false,
+    inputSummary: { document_id: `doc-${i + 1}`, question: 'q', text: `text ${i + 1}` },
+    totalSteps: 2,
+  }));
+  const synthesize: NewTaskRow = {
+    ...base,
+    taskId: randomUUID(),
+    parentTaskId: jobId,
+    agentId: 'synthesize',
+    role: 'synthesize',
+    inputSummary: { question: 'q' },
+    totalSteps: 2,
+  };
+  return { jobId, root, tasks: [...extracts, synthesize], extractIds: extracts.map((t) => t.taskId), synthesizeId: synthesize.taskId };
+}
+
+async function createJob(spec: JobSpec): Promise<BuiltJob> {
+  const job = buildJob(spec);
+  const result = await repo.createJob(job.root, job.tasks);
+  expect(result).toEqual({ created: true, jobId: job.jobId });
+  return job;
+}
+
+async function claim(taskId: string, owner = 'worker-a'): Promise<Lease> {
+  const result = await repo.claimTask(taskId, owner);
+  if (!result.claimed) throw new Error(`could not claim ${taskId}: ${result.reason}`);
+  return result.lease;
+}
+
+async function row(taskId: string) {
+  const found = await repo.findTask(taskId);
+  if (!found) throw new Error(`no task ${taskId}`);
+  return found;
+}
+
+async function countRows(where: ReturnType<typeof eq>): Promise<number> {
+  const [result] = await database.db.select({ n: sql<number>`count(*)::int` }).from(agentTaskState).where(where);
+  return result?.n ?? 0;
+}
+
+const checkpointOf = (step: number, name = `step-${step}`, summary: unknown = { step }): StepCheckpoint => ({
+  step,
+  name,
+  summary,
+  completed_at: '2030-01-01T00:00:00.000Z',
+});
+
+const route = (step: number, target = 'local_7b', outcome: RouteRecord['outcome'] = 'ok'): RouteRecord => ({
+  step,
+  target,
+  model: `${target}-model`,
+  rule: 'fallback',
+  outcome,
+  latency_ms: 5,
+});
+
+describe('TaskRepository (Postgres)', () => {
+  describe('createJob', () => {
+    it('writes the root and every task, all pending', async () => {
+      const tenantId = newTenant();
+      const job = await createJob({ tenantId, extracts: 3 });
+
+      const tree = await repo.findJobTree(tenantId, job.jobId);
+      expect(tree).toHaveLength(5);
+      expect(tree[0]).toMatchObject({ taskId: job.jobId, parentTaskId: null, jobId: job.jobId, role: 'job', status: 'pending' });
+      expect(tree.slice(1).map((t) => t.taskId).sort()).toEqual([...job.extractIds, job.synthesizeId].sort());
+      for (const task of tree.slice(1)) {
+        expect(task).toMatchObject({
+          parentTaskId: job.jobId,
+          jobId: job.jobId,
+          tenantId,
+          status: 'pending',
+          currentStep: 0,
+          retryCount: 0,
+          routeTargets: [],
+          costUsd: 0,
+          outputSummary: null,
+          error: null,
+        });
+      }
+      // The view columns leave the input (the documents) out.
+      expect(tree[1]).not.toHaveProperty('inputSummary');
+      const full = await row(job.extractIds[0]!);
+      expect(full.inputSummary).toEqual({ document_id: 'doc-1', question: 'q', text: 'text 1' });
+      expect(full).toMatchObject({ leaseOwner: null, leaseVersion: 0, stepCheckpoints: [] });
+    });
+
+    it('leaves nothing behind when a task insert fails', async () => {
+      const tenantId = newTenant();
+      const job = buildJob({ tenantId, extracts: 2, idempotencyKey: 'k-rollback' });
+      const broken = [...job.tasks, { ...job.tasks[0]!, agentId: 'extract-dup' }]; // duplicate primary key
+
+      await expect(repo.createJob(job.root, broken)).rejects.toThrow();
+      expect(await repo.findTask(job.jobId)).toBeUndefined();
+      expect(await countRows(eq(agentTaskState.tenantId, tenantId))).toBe(0);
+
+      // The idempotency key was not consumed: the same submission can be made again.
+      expect(await repo.createJob(job.root, job.tasks)).toEqual({ created: true, jobId: job.jobId });
+      expect(await countRows(eq(agentTaskState.jobId, job.jobId))).toBe(4);
+    });
+
+    it('leaves nothing behind when a task points at a missing parent', async () => {
+      const tenantId = newTenant();
+      const job = buildJob({ tenantId });
+      const orphan = { ...job.tasks[0]!, taskId: randomUUID(), parentTaskId: randomUUID() };
+      await expect(repo.createJob(job.root, [...job.tasks, orphan])).rejects.toThrow();
+      expect(await countRows(eq(agentTaskState.tenantId, tenantId))).toBe(0);
+    });
+
+    it('returns the existing job for a repeated idempotency key and writes nothing', async () => {
+      const tenantId = newTenant();
+      const first = await createJob({ tenantId, idempotencyKey: 'same-key' });
+      const second = buildJob({ tenantId, idempotencyKey: 'same-key', extracts: 4 });
+
+      const result = await repo.createJob(second.root, second.tasks);
+      expect(result.created).toBe(false);
+      if (result.created) return;
+      expect(result.existing).toMatchObject({
+        taskId: first.jobId,
+        tenantId,
+        idempotencyKey: 'same-key',
+        requestHash: 'hash-of-same-key',
+        status: 'pending',
+      });
+      expect(await countRows(eq(agentTaskState.tenantId, tenantId))).toBe(4);
+      expect(await repo.findTask(second.jobId)).toBeUndefined();
+      expect(await repo.findTask(second.tasks[0]!.taskId)).toBeUndefined();
+    });
+
+    it('settles two concurrent submissions with one key on one job', async () => {
+      const tenantId = newTenant();
+      const a = buildJob({ tenantId, idempotencyKey: 'race' });
+      const b = buildJob({ tenantId, idempotencyKey: 'race' });
+      const results = await Promise.all([repo.createJob(a.root, a.tasks), repo.createJob(b.root, b.tasks)]);
+
+      const created = results.filter((r) => r.created);
+      const found = results.flatMap((r) => (r.created ? [] : [r.existing.taskId]));
+      expect(created).toHaveLength(1);
+      expect(found).toEqual([created[0]!.created ? created[0]!.jobId : '']);
+      expect(await countRows(eq(agentTaskState.tenantId, tenantId))).toBe(4);
+    });
+
+    it('treats the same key under another tenant as a new job', async () => {
+      const first = await createJob({ tenantId: newTenant(), idempotencyKey: 'shared-key' });
+      const otherTenant = newTenant();
+      const second = await createJob({ tenantId: otherTenant, idempotencyKey: 'shared-key' });
+      expect(second.jobId).not.toBe(first.jobId);
+      expect(await countRows(eq(agentTaskState.tenantId, otherTenant))).toBe(4);
+    });
+
+    it('never treats jobs without a key as duplicates', async () => {
+      const tenantId = newTenant();
+      await createJob({ tenantId });
+      await createJob({ tenantId });
+      expect(await repo.listJobs(tenantId, { limit: 10 })).toHaveLength(2);
+    });
+  });
+
+  describe('deleteJob', () => {
+    it('removes the job and, by cascade, its tasks; only within the tenant', async () => {
+      const tenantId = newTenant();
+      const job = await createJob({ tenantId });
+      await repo.deleteJob(newTenant(), job.jobId);
+      expect(await countRows(eq(agentTaskState.jobId, job.jobId))).toBe(4);
+      await repo.deleteJob(tenantId, job.jobId);
+      expect(await countRows(eq(agentTaskState.jobId, job.jobId))).toBe(0);
+    });
+  });
+
+  describe('reads', () => {
+    it('scopes findJobTree and listJobs to the tenant', async () => {
+      const tenantId = newTenant();
+      const job = await createJob({ tenantId });
+      const stranger = newTenant();
+      await createJob({ tenantId: stranger });
+
+      expect(await repo.findJobTree(stranger, job.jobId)).toEqual([]);
+      const theirs = await repo.listJobs(stranger, { limit: 50 });
+      expect(theirs.map((j) => j.taskId)).not.toContain(job.jobId);
+      expect(theirs).toHaveLength(1);
+      expect(await repo.listJobs(newTenant(), { limit: 50 })).toEqual([]);
+    });
+
+    it('lists only root rows', async () => {
+      const tenantId = newTenant();
+      const job = await createJob({ tenantId, extracts: 3 });
+      const listed = await repo.listJobs(tenantId, { limit: 50 });
+      expect(listed.map((j) => j.taskId)).toEqual([job.jobId]);
+      expect(listed[0]!.parentTaskId).toBeNull();
+    });
+
+    it('pages through every job exactly once, newest first, with a keyset cursor', async () => {
+      const tenantId = newTenant();
+      const base = Date.parse('2030-01-01T00:00:00.000Z');
+      // Two pairs share a timestamp so that the task id has to break the tie.
+      const offsets = [0, 1_000, 1_000, 2_000, 3_000, 3_000, 4_000];
+      const jobs: { id: string; createdAt: Date }[] = [];
+      for (const offset of offsets) {
+        const createdAt = new Date(base + offset);
+        const job = await createJob({ tenantId, createdAt, extracts: 1 });
+        jobs.push({ id: job.jobId, createdAt });
+      }
+      const expected = [...jobs]
+        .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+        .map((j) => j.id);
+
+      const seen: string[] = [];
+      const pageSizes: number[] = [];
+      let cursor: { createdAt: Date; taskId: string } | undefined;
+      for (let page = 0; page < 10; page += 1) {
+        const rows = await repo.listJobs(tenantId, { limit: 3, ...(cursor ? { cursor } : {}) });
+        pageSizes.push(rows.length);
+        seen.push(...rows.map((r) => r.taskId));
+        if (rows.length < 3) break;
+        const last = rows.at(-1)!;
+        cursor = { createdAt: last.createdAt, taskId: last.taskId };
+      }
+      expect(pageSizes).toEqual([3, 3, 1]);
+      expect(seen).toEqual(expected);
+    });
+
+    it('filters the list by status', async () => {
+      const tenantId = newTenant();
+      const cancelled = await createJob({ tenantId });
+      const running = await createJob({ tenantId });
+      const pending = await createJob({ tenantId });
+      await repo.cancelJob(tenantId, cancelled.jobId);
+      await claim(running.extractIds[0]!);
+
+      const ids = async (status: 'pending' | 'running' | 'cancelled' | 'success') =>
+        (await repo.listJobs(tenantId, { status, limit: 10 })).map((j) => j.taskId);
+      expect(await ids('cancelled')).toEqual([cancelled.jobId]);
+      expect(await ids('running')).toEqual([running.jobId]);
+      expect(await ids('pending')).toEqual([pending.jobId]);
+      expect(await ids('success')).toEqual([]);
+    });
+
+    it('reads the outputs of one role without the document text', async () => {
+      const tenantId = newTenant();
+      const job = await createJob({ tenantId, extracts: 2 });
+      const rows = await repo.findTasksOfRole(job.jobId, 'extract');
+      expect(rows.map((r) => r.taskId).sort()).toEqual([...job.extractIds].sort());
+      for (const r of rows) {
+        expect(r.inputSummary).not.toHaveProperty('text');
+        expect(r.inputSummary).toHaveProperty('document_id');
+      }
+    });
+  });
+
+  describe('summarizeJobs', () => {
+    it('counts tasks, completed tasks and cost per job, without the root', async () => {
+      const tenantId = newTenant();
+      const a = await createJob({ tenantId, extracts: 3 });
+      const b = await createJob({ tenantId, extracts: 1 });
+
+      const lease1 = await claim(a.extractIds[0]!);
+      await repo.completeTask(lease1, checkpointOf(0), { conclusion: 'x', evidence: [], confidence: 1 }, [], 0.25);
+      const lease2 = await claim(a.extractIds[1]!);
+      await repo.checkpoint(lease2, checkpointOf(0), [], 0.5);
+
+      const summary = await repo.summarizeJobs([a.jobId, b.jobId, randomUUID()]);
+      expect(summary.size).toBe(2);
+      expect(summary.get(a.jobId)).toEqual({ total: 4, completed: 1, costUsd: 0.75 });
+      expect(summary.get(b.jobId)).toEqual({ total: 2, completed: 0, costUsd: 0 });
+    });
+
+    it('answers an empty list without a query', async () => {
+      expect((await repo.summarizeJobs([])).size).toBe(0);
+    });
+  });
+
+  describe('claimTask', () => {
+    it('takes a pending task with lease version 1 and marks the job running', async () => {
+      const tenantId = newTenant();
+      const job = await createJob({ tenantId });
+      const taskId = job.extractIds[0]!;
+
+      const result = await repo.claimTask(taskId, 'worker-a');
+      expect(result.claimed).toBe(true);
+      if (!result.claimed) return;
+      expect(result.lease).toEqual({ taskId, owner: 'worker-a', version: 1 });
+      expect(result.task).toMatchObject({
+        taskId,
+        jobId: job.jobId,
+        status: 'running',
+        leaseOwner: 'worker-a',
+        leaseVersion: 1,
+        currentStep: 0,
+        totalSteps: 2,
+        retryCount: 0,
+        costUsd: 0,
+        stepCheckpoints: [],
+        routeTargets: [],
+        inputSummary: { document_id: 'doc-1', question: 'q', text: 'text 1' },
+        optional: false,
+        error: null,
+      });
+      expect(result.task.startedAt).toBeInstanceOf(Date);
+      expect(result.task.createdAt).toBeInstanceOf(Date);
+
+      expect(await row(job.jobId)).toMatchObject({ status: 'running' });
+      expect((await row(job.jobId)).startedAt).toBeInstanceOf(Date);
+      // Sibling tasks are untouched.
+      expect(await row(job.extractIds[1]!)).toMatchObject({ status: 'pending', leaseVersion: 0 });
+    });
+
+    it('refuses a second claim of a running task', async () => {
+      const job = await createJob({ tenantId: newTenant() });
+      await claim(job.extractIds[0]!, 'worker-a');
+      expect(await repo.claimTask(job.extractIds[0]!, 'worker-b')).toEqual({ claimed: false, reason: 'already_running', status: 'running' });
+      expect(await row(job.extractIds[0]!)).toMatchObject({ leaseOwner: 'worker-a', leaseVersion: 1 });
+    });
+
+    it('lets exactly one of two concurrent claims win', async () => {
+      const job = await createJob({ tenantId: newTenant() });
+      const taskId = job.extractIds[0]!;
+      const results = await Promise.all([repo.claimTask(taskId, 'w1'), repo.claimTask(taskId, 'w2')]);
+      expect(results.filter((r) => r.claimed)).toHaveLength(1);
+      expect(results.filter((r) => !r.claimed)).toEqual([{ claimed: false, reason: 'already_running', status: 'running' }]);
+      expect((await row(taskId)).leaseVersion).toBe(1);
+    });
+
+    it('reports a finished task with its status', async () => {
+      const job = await createJob({ tenantId: newTenant() });
+      const lease = await claim(job.extractIds[0]!);
+      await repo.completeTask(lease, checkpointOf(0), { conclusion: 'c', evidence: [], confidence: 0.5 }, [], 0);
+      expect(await repo.claimTask(job.extractIds[0]!, 'worker-b')).toEqual({ claimed: false, reason: 'finished', status: 'success' });
+
+      const cancelled = await createJob({ tenantId: newTenant() });
+      await repo.cancelJob(cancelled.root.tenantId, cancelled.jobId);
+      expect(await repo.claimTask(cancelled.extractIds[0]!, 'worker-b')).toEqual({ claimed: false, reason: 'finished', status: 'cancelled' });
+    });
+
+    it('reports a missing task', async () => {
+      expect(await repo.claimTask(randomUUID(), 'worker-a')).toEqual({ claimed: false, reason: 'missing' });
+    });
+  });
+
+  describe('checkpoint', () => {
+    it('advances the step and appends the checkpoint, routes and cost', async () => {
+      const job = await createJob({ tenantId: newTenant() });
+      const lease = await claim(job.extractIds[0]!);
+
+      await repo.checkpoint(lease, checkpointOf(0, 'prepare', { passages: ['p'] }), [route(0)], 0.125);
+      let current = await row(lease.taskId);
+      expect(current).toMatchObject({ currentStep: 1, costUsd: 0.125, status: 'running' });
+      expect(current.stepCheckpoints).toEqual([checkpointOf(0, 'prepare', { passages: ['p'] })]);
+      expect(current.routeTargets).toEqual([route(0)]);
+
+      await repo.checkpoint(lease, checkpointOf(1, 'extract'), [route(1, 'a', 'bad_output'), route(1, 'b')], 0.25);
+      current = await row(lease.taskId);
+      expect(current.currentStep).toBe(2);
+      expect(current.costUsd).toBe(0.375);
+      expect(current.stepCheckpoints.map((c) => c.name)).toEqual(['prepare', 'extract']);
+      expect(current.routeTargets).toEqual([route(0), route(1, 'a', 'bad_output'), route(1, 'b')]);
+    });
+
+    it.each([
+      ['an older lease version', (l: Lease) => ({ ...l, version: l.version - 1 })],
+      ['a newer lease version', (l: Lease) => ({ ...l, version: l.version + 1 })],
+      ['another owner', (l: Lease) => ({ ...l, owner: 'worker-z' })],
+    ])('refuses %s and changes nothing', async (_label, mutate) => {
+      const job = await createJob({ tenantId: newTenant() });
+      const lease = await claim(job.extractIds[0]!);
+      const before = await row(lease.taskId);
+
+      await expect(repo.checkpoint(mutate(lease), checkpointOf(0), [route(0)], 1)).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await row(lease.taskId)).toEqual(before);
+    });
+
+    it('refuses a step that is not the next one and changes nothing', async () => {
+      const job = await createJob({ tenantId: newTenant() });
+      const lease = await claim(job.extractIds[0]!);
+      await repo.checkpoint(lease, checkpointOf(0), [], 0);
+      const before = await row(lease.taskId);
+
+      await expect(repo.checkpoint(lease, checkpointOf(0), [route(0)], 1)).rejects.toBeInstanceOf(LeaseLostError); // replayed step
+      await expect(repo.checkpoint(lease, checkpointOf(2), [route(2)], 1)).rejects.toBeInstanceOf(LeaseLostError); // skipped step
+      expect(await row(lease.taskId)).toEqual(before);
+    });
+
+    it('refuses the previous holder after another worker took the task over', async () => {
+      const job = await createJob({ tenantId: newTenant() });
+      const stale = await claim(job.extractIds[0]!, 'worker-a');
+      await repo.checkpoint(stale, checkpointOf(0), [], 0);
+      await repo.releaseTask(stale, 'presumed dead', []);
+      const fresh = await claim(job.extractIds[0]!, 'worker-b');
+      expect(fresh.version).toBe(2);
+
+      const before = await row(fresh.taskId);
+      const error = await repo.checkpoint(stale, checkpointOf(1), [], 1).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LeaseLostError);
+      expect((error as LeaseLostError).lease).toEqual(stale);
+      expect((error as Error).message).toContain(stale.taskId);
+      expect(await row(fresh.taskId)).toEqual(before);
+    });
+  });
+
+  describe('completeTask', () => {
+    it('with a job result completes the task and the job together', async () => {
+      const tenantId = newTenant();
+      const job = await createJob({ tenantId, extracts: 1 });
+      const extract = await claim(job.extractIds[0]!);
+      await repo.completeTask(extract, checkpointOf(0), { conclusion: 'doc', evidence: ['e'], confidence: 0.9 }, [route(0)], 0.1);
+
+      const synth = await claim(job.synthesizeId);
+      await repo.checkpoint(synth, checkpointOf(0, 'gather'), [], 0);
+      const output = { conclusion: 'all', evidence: ['doc-1'], confidence: 0.7 };
+      const jobResult = { synthesis: output, documents: [{ document_id: 'doc-1' }] };
+      await repo.completeTask(synth, checkpointOf(1, 'synthesize'), output, [route(1, 'cloud')], 0.2, jobResult);
+
+      const task = await row(job.synthesizeId);
+      expect(task).toMatchObject({ status: 'success', currentStep: 2, outputSummary: output, costUsd: 0.2, error: null });
+      expect(task.stepCheckpoints.map((c) => c.name)).toEqual(['gather', 'synthesize']);
+      expect(task.routeTargets).toEqual([route(1, 'cloud')]);
+      expect(task.finishedAt).toBeInstanceOf(Date);
+      const root = await row(job.jobId);
+      expect(root).toMatchObject({ status: 'success', outputSummary: jobResult });
+      expect(root.finishedAt).toBeInstanceOf(Date);
+    });
+
+    it('without a job result completes only the task', async () => {
+      const job = await createJob({ tenantId: newTenant() });
+      const lease = await claim(job.extractIds[0]!);
+      const output = { conclusion: 'c', evidence: [], confidence: null };
+      await repo.completeTask(lease, checkpointOf(0), output, [], 0);
+
+      expect(await row(lease.taskId)).toMatchObject({ status: 'success', outputSummary: output, currentStep: 1 });
+      const root = await row(job.jobId);
+      expect(root).toMatchObject({ status: 'running', outputSummary: null, finishedAt: null });
+    });
+
+    it('refuses a stale lease and a wrong step, changing nothing', async () => {
+      const job = await createJob({ tenantId: newTenant() });
+      const lease = await claim(job.extractIds[0]!);
+      const before = await row(lease.taskId);
+      const rootBefore = await row(job.jobId);
+      const output = { conclusion: 'c', evidence: [], confidence: 1 };
+
+      await expect(repo.completeTask({ ...lease, version: 7 }, checkpointOf(0), output, [], 0, { r: 1 })).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(repo.completeTask({ ...lease, owner: 'x' }, checkpointOf(0), output, [], 0, { r: 1 })).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(repo.completeTask(lease, checkpointOf(1), output, [], 0, { r: 1 })).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await row(lease.taskId)).toEqual(before);
+      expect(await row(job.jobId)).toEqual(rootBefore);
+    });
+
+    it('cannot complete a task twice', async () => {
+      const job = await createJob({ tenantId: newTenant() });
+      const lease = await claim(job.extractIds[0]!);
+      const output = { conclusion: 'c', evidence: [], confidence: 1 };
+      await repo.completeTask(lease, checkpointOf(0), output, [], 0);
+      await expect(repo.completeTask(lease, checkpointOf(0), output, [], 0)).rejects.toBeInstanceOf(LeaseLostError);
+    });
+  });
+
+  describe('failTask', () => {
+    it('on a required task fails the job, naming the agent, and cancels the unfinished siblings', async () => {
+      const tenantId = newTenant();
+      const job = await createJob({ tenantId, extracts: 3 });
+      const [first, second, third] = job.extractIds as [string, string, string];
+      const done = await claim(first);
+      await repo.completeTask(done, checkpointOf(0), { conclusion: 'ok', evidence: [], confidence: 1 }, [], 0);
+      const runningSibling = await claim(third, 'worker-c');
+      const failing = await claim(second, 'worker-b');
+
+      const result = await repo.failTask(failing, 'upstream rejected the request', [route(0, 'local_7b', 'error')]);
+      expect(result).toEqual({ jobFailed: true });
+
+      const failed = await row(second);
+      expect(failed).toMatchObject({ status: 'failed', error: 'upstream rejected the request' });
+      expect(failed.routeTargets).toEqual([route(0, 'local_7b', 'error')]);
+      expect(failed.finishedAt).toBeInstanceOf(Date);
+
+      const root = await row(job.jobId);
+      expect(root.status).toBe('failed');
+      expect(root.error).toBe('task extract-2 failed: upstream rejected the request');
+
+      expect(await row(first)).toMatchObject({ status: 'success' });
+      expect(await row(third)).toMatchObject({ status: 'cancelled' });
+      expect((await row(third)).error).toContain('another task of the job failed');
+      expect(await row(job.synthesizeId)).toMatchObject({ status: 'cancelled' });
+
+      // The cancelled sibling's worker can no longer write.
+      await expect(repo.checkpoint(runningSibling, checkpointOf(0), [], 0)).rejects.toBeInstanceOf(LeaseLostError);
+    });
+
+    it('on an optional task fails only that task', async () => {
+      const tenantId = newTenant();
+      const job = await createJob({ tenantId, extracts: 2, optional: [true, false] });
+      const lease = await claim(job.extractIds[0]!);
+
+      expect(await repo.failTask(lease, 'bad document', [])).toEqual({ jobFailed: false });
+      expect(await row(job.extractIds[0]!)).toMatchObject({ status: 'failed', error: 'bad document' });
+      expect(await row(job.jobId)).toMatchObject({ status: 'running', error: null });
+      expect(await row(job.extractIds[1]!)).toMatchObject({ status: 'pending' });
+      expect(await row(job.synthesizeId)).toMatchObject({ status: 'pending' });
+    });
+
+    it('refuses a stale lease and changes nothing', async () => {
+      const job = await createJob({ tenantId: newTenant() });
+      const lease = await claim(job.extractIds[0]!);
+      await expect(repo.failTask({ ...lease, owner: 'other' }, 'x', [])).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await row(lease.taskId)).toMatchObject({ status: 'running', error: null });
+      expect(await row(job.jobId)).toMatchObject({ status: 'running', error: null });
+    });
+  });
+
+  describe('releaseTask and heartbeat', () => {
+    it('puts the task back to pending with one more retry, keeping its checkpoints', async () => {
+      const job = await createJob({ tenantId: newTenant() });
+      const lease = await claim(job.extractIds[0]!);
+      await repo.checkpoint(lease, checkpointOf(0, 'prepare'), [route(0)], 0.5);
+
+      await repo.releaseTask(lease, 'upstream timeout', [route(1, 'local_7b', 'error')]);
+      const released = await row(lease.taskId);
+      expect(released).toMatchObject({
+        status: 'pending',
+        leaseOwner: null,
+        leaseVersion: 1,
+        retryCount: 1,
+        currentStep: 1,
+        costUsd: 0.5,
+        error: 'upstream timeout',
+      });
+      expect(released.stepCheckpoints).toEqual([checkpointOf(0, 'prepare')]);
+      expect(released.routeTargets).toEqual([route(0), route(1, 'local_7b', 'error')]);
+
+      // The next claim resumes where it stopped, with a new fencing token, and clears the error.
+      const again = await repo.claimTask(lease.taskId, 'worker-b');
+      expect(again.claimed).toBe(true);
+      if (!again.claimed) return;
+      expect(again.lease.version).toBe(2);
+      expect(again.task).toMatchObject({ currentStep: 1, retryCount: 1, error: null, stepCheckpoints: [checkpointOf(0, 'prepare')] });
+    });
+
+    it('refuses to release with a stale lease', async () => {
+      const job = await createJob({ tenantId: newTenant() });
+      const lease = await claim(job.extractIds[0]!);
+      await expect(repo.releaseTask({ ...lease, version: 0 }, 'x', [])).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await row(lease.taskId)).toMatchObject({ status: 'running', retryCount: 0 });
+    });
+
+    it('heartbeats while the lease holds and reports false once it is taken over', async () => {
+      const job = await createJob({ tenantId: newTenant() });
+      const first = await claim(job.extractIds[0]!, 'worker-a');
+      expect(await repo.heartbeat(first)).toBe(true);
+
+      await repo.releaseTask(first, 'stale', []);
+      expect(await repo.heartbeat(first)).toBe(false);
+      const second = await claim(job.extractIds[0]!, 'worker-b');
+      expect(await repo.heartbeat(first)).toBe(false);
+      expect(await repo.heartbeat(second)).toBe(true);
+    });
+
+    it('reports false for a finished task', async () => {
+      const job = await createJob({ tenantId: newTenant() });
+      const lease = await claim(job.extractIds[0]!);
+      await repo.completeTask(lease, checkpointOf(0), { conclusion: 'c', evidence: [], confidence: 1 }, [], 0);
+      expect(await repo.heartbeat(lease)).toBe(false);
+    });
+  });
+
+  describe('cancelJob', () => {
+    it('cancels the job and its unfinished tasks, leaving finished ones', async () => {
+      const tenantId = newTenant();
+      const job = await createJob({ tenantId, extracts: 3 });
+      const done = await claim(job.extractIds[0]!);
+      await repo.completeTask(done, checkpointOf(0), { conclusion: 'c', evidence: [], confidence: 1 }, [], 0);
+      const running = await claim(job.extractIds[1]!);
+
+      expect(await repo.cancelJob(tenantId, job.jobId)).toEqual({ status: 'cancelled', cancelled: true });
+      expect(await row(job.jobId)).toMatchObject({ status: 'cancelled', error: 'cancelled by request' });
+      expect(await row(job.extractIds[0]!)).toMatchObject({ status: 'success' });
+      expect(await row(job.extractIds[1]!)).toMatchObject({ status: 'cancelled' });
+      expect(await row(job.extractIds[2]!)).toMatchObject({ status: 'cancelled' });
+      expect(await row(job.synthesizeId)).toMatchObject({ status: 'cancelled' });
+      expect(await repo.heartbeat(running)).toBe(false);
+    });
+
+    it('does not cancel a finished job', async () => {
+      const tenantId = newTenant();
+      const job = await createJob({ tenantId, extracts: 1 });
+      await repo.cancelJob(tenantId, job.jobId);
+      expect(await repo.cancelJob(tenantId, job.jobId)).toEqual({ status: 'cancelled', cancelled: false });
+
+      const failed = await createJob({ tenantId, extracts: 1 });
+      const lease = await claim(failed.extractIds[0]!);
+      await repo.failTask(lease, 'boom', []);
+      expect(await repo.cancelJob(tenantId, failed.jobId)).toEqual({ status: 'failed', cancelled: false });
+      expect(await row(failed.jobId)).toMatchObject({ status: 'failed' });
+    });
+
+    it("returns null for another tenant's job and leaves it alone", async () => {
+      const tenantId = newTenant();
+      const job = await createJob({ tenantId });
+      expect(await repo.cancelJob(newTenant(), job.jobId)).toBeNull();
+      expect(await repo.cancelJob(tenantId, randomUUID())).toBeNull();
+      expect(await row(job.jobId)).toMatchObject({ status: 'pending' });
+    });
+
+    it('returns null for a task id that is not a job', async () => {
+      const tenantId = newTenant();
+      const job = await createJob({ tenantId });
+      expect(await repo.cancelJob(tenantId, job.extractIds[0]!)).toBeNull();
+      expect(await row(job.extractIds[0]!)).toMatchObject({ status: 'pending' });
+    });
+  });
+});
