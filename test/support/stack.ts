@@ -1,16 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import IORedis from 'ioredis';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
-import { ManagedProcess, REPO_ROOT, freePort, waitFor } from './processes';
+import { SIM_TARGETS, simTargetsEnv, writeRouterConfigForSim } from '../../apps/demo/src/sim-targets';
+import { ManagedProcess, freePort, waitFor } from './processes';
 
-export const SIM_TARGETS = [
-  { name: 'local_vllm_7b', model: 'qwen2.5-7b-instruct', shippedPort: 18101 },
-  { name: 'local_vllm_32b', model: 'qwen2.5-32b-instruct', shippedPort: 18102 },
-  { name: 'cloud_main', model: 'gpt-4.1', shippedPort: 18103 },
-] as const;
+export { SIM_TARGETS };
+
 
 export interface SimCall {
   seq: number;
@@ -59,17 +57,12 @@ export class TestStack {
     const simPorts = await Promise.all(SIM_TARGETS.map(() => freePort()));
     const controlPort = await freePort();
     const sim = ManagedProcess.start('llm-sim', {
-      LLM_SIM_TARGETS: SIM_TARGETS.map((t, i) => `${t.name}:${simPorts[i]}:${t.model}`).join(','),
+      LLM_SIM_TARGETS: simTargetsEnv(simPorts),
       LLM_SIM_CONTROL_PORT: String(controlPort),
     });
     await sim.waitForLine(/llm-sim listening/);
 
-    let routerYaml = readFileSync(resolve(REPO_ROOT, 'config/router.yaml'), 'utf8');
-    SIM_TARGETS.forEach((t, i) => {
-      routerYaml = routerYaml.replaceAll(`127.0.0.1:${t.shippedPort}/`, `127.0.0.1:${simPorts[i]}/`);
-    });
-    const routerConfig = join(tempDir, 'router.yaml');
-    writeFileSync(routerConfig, routerYaml);
+    const routerConfig = writeRouterConfigForSim(tempDir, simPorts);
 
     const port = await freePort();
     const sharedEnv: Record<string, string> = {

@@ -1,5 +1,5 @@
 import { ModelSummarySchema } from '@switchyard/contracts';
-import { evidenceFrom, garbageContent, lastUserMessage, summaryContent, synthesizeSummary, totalMessageChars } from './reply-synthesis';
+import { evidenceFrom, garbageContent, materialOf, lastUserMessage, summaryContent, synthesizeSummary, totalMessageChars } from './reply-synthesis';
 
 describe('reply synthesis', () => {
   it('reflects the target and the last user message, whitespace-collapsed and cut at 120 chars', () => {
@@ -39,5 +39,17 @@ describe('reply synthesis', () => {
     const garbage = garbageContent('t', '{"a": 1}');
     expect(garbage.startsWith('Sure!')).toBe(true);
     expect(() => JSON.parse(garbage)).toThrow();
+  });
+});
+
+describe('materialOf', () => {
+  it('answers from the material after the ask, without intro lines or earlier [target] tags', () => {
+    const prompt = 'Question: who pays?\n\nFindings:\nDocument "a" (confidence 0.80): [local_vllm_7b] The buyer pays. Within 30 days.';
+    expect(materialOf(prompt)).toBe('Document "a" (confidence 0.80): The buyer pays. Within 30 days.');
+    expect(synthesizeSummary('cloud_main', prompt).conclusion).toBe('[cloud_main] Document "a" (confidence 0.80): The buyer pays. Within 30 days.');
+  });
+
+  it('uses the whole text when there is no blank line', () => {
+    expect(materialOf('Just one paragraph. Two sentences.')).toBe('Just one paragraph. Two sentences.');
   });
 });

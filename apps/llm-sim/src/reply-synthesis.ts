@@ -57,11 +57,36 @@ export function evidenceFrom(userText: string): string[] {
     .map((sentence) => clip(sentence, EVIDENCE_CHARS));
 }
 
+/**
+ * The part of a prompt a model would answer from. Prompts usually open with the ask and put
+ * the material after a blank line; lines that only introduce what follows ("Findings:") and
+ * the `[target]` tags of earlier simulated answers are left out, so answers read naturally.
+ */
+export function materialOf(userText: string): string {
+  const paragraphs = userText
+    .split(/\n\s*\n/)
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0);
+  const body = paragraphs.length > 1 ? paragraphs.slice(1) : paragraphs;
+  return collapseWhitespace(
+    body
+      .map((p) =>
+        p
+          .split('\n')
+          .filter((line) => !/:\s*$/.test(line.trim()))
+          .join(' '),
+      )
+      .join(' ')
+      .replace(/\[[\w.-]+\]\s*/g, ''),
+  );
+}
+
 export function synthesizeSummary(targetName: string, userText: string): SimulatedSummary {
-  const gist = collapseWhitespace(userText).slice(0, CONCLUSION_CHARS);
+  const material = materialOf(userText);
+  const gist = clip(material, CONCLUSION_CHARS);
   return {
     conclusion: `[${targetName}] ${gist || '(no user message)'}`,
-    evidence: evidenceFrom(userText),
+    evidence: evidenceFrom(material),
     confidence: confidenceFor(targetName),
   };
 }

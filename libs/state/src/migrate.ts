@@ -30,7 +30,8 @@ export async function ensureDatabase(url: string): Promise<boolean> {
       await client.query(`create database "${name}"`);
     } catch (error) {
       // Another process created it between the check and the create.
-      if ((error as { code?: string }).code === '42P04') return false;
+      // (42P04 duplicate_database, or 23505 when both creates race past the catalog check.)
+      if (['42P04', '23505'].includes((error as { code?: string }).code ?? '')) return false;
       throw new Error(`cannot create database "${name}"`, { cause: error });
     }
     return true;

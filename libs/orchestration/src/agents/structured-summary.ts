@@ -42,7 +42,8 @@ export interface SummaryCallResult {
   costUsd: number;
 }
 
-function toRoutes(step: number, attempts: ModelAttempt[]): RouteRecord[] {
+/** Upstream attempts of one step as `route_targets` records. */
+export function routesFromAttempts(step: number, attempts: readonly ModelAttempt[]): RouteRecord[] {
   return attempts.map((a) => ({
     step,
     target: a.target,
@@ -69,7 +70,7 @@ export async function callForSummary(router: ModelRouter, call: SummaryCall): Pr
     signal: call.signal,
     ...(call.maxTokens ? { maxTokens: call.maxTokens } : {}),
   });
-  const routes = toRoutes(call.step, first.attempts);
+  const routes = routesFromAttempts(call.step, first.attempts);
   const parsed = parseModelSummary(first.content);
   if (parsed) return { summary: parsed, raw: first.content, routes, costUsd: first.costUsd };
 
@@ -91,7 +92,7 @@ export async function callForSummary(router: ModelRouter, call: SummaryCall): Pr
     // No other target could answer: the first reply's text is all there is.
     return { summary: rawSummary(first.content), raw: first.content, routes, costUsd: first.costUsd };
   }
-  const retryRoutes = toRoutes(call.step, retry.attempts);
+  const retryRoutes = routesFromAttempts(call.step, retry.attempts);
   const reparsed = parseModelSummary(retry.content);
   if (!reparsed) markLastAsBadOutput(retryRoutes);
   return {

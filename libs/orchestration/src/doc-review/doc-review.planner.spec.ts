@@ -1,4 +1,4 @@
-import type { FlowChildJob } from 'bullmq';
+import type { FlowJobNode } from 'bullmq';
 import { TaskPayloadSchema, parseJobSubmission, type JobSubmission, type TaskPayload } from '@switchyard/contracts';
 import type { PlanContext } from '../planning/job-plan';
 import { planJob } from '../planning/job-planners';
@@ -114,7 +114,7 @@ describe('planDocReview', () => {
     expect(plan.flow.opts?.attempts).toBe(4);
     expect(plan.flow.data).toEqual({ tenant_id: 'acme', job_id: id(1), task_id: synthId, trace: TRACE });
 
-    const children = plan.flow.children as FlowChildJob[];
+    const children = plan.flow.children as FlowJobNode[];
     expect(children).toHaveLength(3);
     children.forEach((child, index) => {
       expect(child.name).toBe('extract');

@@ -2,7 +2,8 @@ import type { AgentRole, RouteRecord, TaskPayload } from '@switchyard/contracts'
 import type { Logger } from '@switchyard/observability';
 import { LeaseLostError, type Lease, type StepCheckpoint, type TaskRepository, type TaskRow } from '@switchyard/state';
 import type { AgentDefinition, FinalStepResult, RoleOutput, StepContext } from '../agents/agent-definition';
-import type { ModelRouter } from '../agents/model-router.port';
+import type { ModelAttempt, ModelRouter } from '../agents/model-router.port';
+import { routesFromAttempts } from '../agents/structured-summary';
 import { describeError, isTransient } from './failure';
 
 export interface TaskRunnerDeps {
@@ -31,6 +32,12 @@ export type RunOutcome =
   | { kind: 'failed'; taskId: string; reason: string; jobFailed: boolean };
 
 class LeaseLostSignal extends Error {}
+
+/** A failed model call reports its upstream attempts (the router's errors carry them): keep them on the task. */
+function routesOfFailedCall(error: unknown, step: number): RouteRecord[] {
+  const attempts = (error as { attempts?: unknown } | null)?.attempts;
+  return Array.isArray(attempts) ? routesFromAttempts(step, attempts as ModelAttempt[]) : [];
+}
 
 /**
  * Runs one task: claims its lease, resumes at its checkpointed step, runs the remaining
@@ -65,10 +72,10 @@ export class TaskRunner {
     const onShutdown = () => stop.abort(shutdown.reason);
     shutdown.addEventListener('abort', onShutdown, { once: true });
     const heartbeat = this.startHeartbeat(lease, stop, log);
-    const pendingRoutes: RouteRecord[] = [];
+    const progress = { step: task.currentStep };
     try {
       log.info({ step: task.currentStep, total_steps: task.totalSteps, attempt: attempt.attemptsMade + 1 }, 'task started');
-      await this.runSteps(agent, task, lease, stop.signal, pendingRoutes);
+      await this.runSteps(agent, task, lease, stop.signal, progress);
       log.info('task completed');
       return { kind: 'completed', taskId: task.taskId };
     } catch (error) {
@@ -76,17 +83,18 @@ export class TaskRunner {
         log.warn({ err: describeError(error) }, 'lease lost: stopping work on this task');
         return { kind: 'lease_lost', taskId: task.taskId };
       }
-      return await this.recordFailure(error, lease, attempt, shutdown.aborted, pendingRoutes, log);
+      return await this.recordFailure(error, lease, attempt, shutdown.aborted, routesOfFailedCall(error, progress.step), log);
     } finally {
       clearInterval(heartbeat);
       shutdown.removeEventListener('abort', onShutdown);
     }
   }
 
-  private async runSteps(agent: AgentDefinition, task: TaskRow, lease: Lease, signal: AbortSignal, pendingRoutes: RouteRecord[]): Promise<void> {
+  private async runSteps(agent: AgentDefinition, task: TaskRow, lease: Lease, signal: AbortSignal, progress: { step: number }): Promise<void> {
     const previous = new Map<string, unknown>(task.stepCheckpoints.map((c) => [c.name, c.summary]));
     const last = agent.steps.length - 1;
     for (let step = task.currentStep; step <= last; step += 1) {
+      progress.step = step;
       signal.throwIfAborted();
       const definition = agent.steps[step]!;
       const ctx: StepContext = {
@@ -106,9 +114,7 @@ export class TaskRunner {
         this.deps.logger.debug({ task_id: task.taskId, step, name: definition.name }, 'step checkpointed');
       } else {
         const final = result as FinalStepResult;
-        pendingRoutes.push(...routes);
         await this.deps.tasks.completeTask(lease, checkpoint, final.output, routes, result.costUsd ?? 0, final.jobResult);
-        pendingRoutes.length = 0;
       }
     }
   }

@@ -277,6 +277,26 @@ describe('TaskRepository (Postgres)', () => {
       expect(seen).toEqual(expected);
     });
 
+    // KNOWN BUG: created_at has microsecond precision but the cursor is a JS Date (milliseconds),
+    // so a job created in the same millisecond as the last row of a page, but a few microseconds
+    // earlier, falls between the pages and is never listed. `it.failing` keeps the suite green
+    // while the bug stands; when it is fixed this test starts failing: turn it into a plain `it`.
+    it.failing('KNOWN BUG: pages through jobs created within one millisecond without losing any', async () => {
+      const tenantId = newTenant();
+      const stamps = ['2030-01-01 00:00:00.123900+00', '2030-01-01 00:00:00.123456+00', '2030-01-01 00:00:00.123100+00'];
+      const ids: string[] = [];
+      for (const stamp of stamps) {
+        const job = await createJob({ tenantId, extracts: 1 });
+        await database.db.update(agentTaskState).set({ createdAt: sql`${stamp}::timestamptz` }).where(eq(agentTaskState.taskId, job.jobId));
+        ids.push(job.jobId);
+      }
+      const first = await repo.listJobs(tenantId, { limit: 2 });
+      expect(first.map((r) => r.taskId)).toEqual(ids.slice(0, 2));
+      const last = first.at(-1)!;
+      const second = await repo.listJobs(tenantId, { limit: 2, cursor: { createdAt: last.createdAt, taskId: last.taskId } });
+      expect(second.map((r) => r.taskId)).toEqual([ids[2]]);
+    });
+
     it('filters the list by status', async () => {
       const tenantId = newTenant();
       const cancelled = await createJob({ tenantId });

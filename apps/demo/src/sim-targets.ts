@@ -1,0 +1,29 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { REPO_ROOT } from './processes';
+
+/** The targets of the shipped config/router.yaml, as llm-sim serves them. */
+export const SIM_TARGETS = [
+  { name: 'local_vllm_7b', model: 'qwen2.5-7b-instruct', shippedPort: 18101 },
+  { name: 'local_vllm_32b', model: 'qwen2.5-32b-instruct', shippedPort: 18102 },
+  { name: 'cloud_main', model: 'gpt-4.1', shippedPort: 18103 },
+] as const;
+
+/** `LLM_SIM_TARGETS` for these ports, with an optional base latency per target. */
+export function simTargetsEnv(ports: readonly number[], latencyMs: readonly number[] = []): string {
+  return SIM_TARGETS.map((t, i) => `${t.name}:${ports[i]}:${t.model}${latencyMs[i] ? `:${latencyMs[i]}` : ''}`).join(',');
+}
+
+/**
+ * The shipped config/router.yaml — its rules unchanged — with the endpoints moved to a sim
+ * on other ports, written into `dir`. Returns the file's path.
+ */
+export function writeRouterConfigForSim(dir: string, ports: readonly number[]): string {
+  let yaml = readFileSync(resolve(REPO_ROOT, 'config/router.yaml'), 'utf8');
+  SIM_TARGETS.forEach((t, i) => {
+    yaml = yaml.replaceAll(`127.0.0.1:${t.shippedPort}/`, `127.0.0.1:${ports[i]}/`);
+  });
+  const file = join(dir, 'router.yaml');
+  writeFileSync(file, yaml);
+  return file;
+}
