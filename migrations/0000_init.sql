@@ -9,6 +9,7 @@ CREATE TABLE "agent_task_state" (
 	"role" text NOT NULL,
 	"status" "task_status" DEFAULT 'pending' NOT NULL,
 	"optional" boolean DEFAULT false NOT NULL,
+	"ordinal" integer DEFAULT 0 NOT NULL,
 	"input_summary" jsonb NOT NULL,
 	"output_summary" jsonb,
 	"step_checkpoints" jsonb DEFAULT '[]'::jsonb NOT NULL,
@@ -22,10 +23,10 @@ CREATE TABLE "agent_task_state" (
 	"error" text,
 	"idempotency_key" text,
 	"request_hash" text,
-	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
-	"updated_at" timestamp with time zone DEFAULT now() NOT NULL,
-	"started_at" timestamp with time zone,
-	"finished_at" timestamp with time zone
+	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
+	"started_at" timestamp (3) with time zone,
+	"finished_at" timestamp (3) with time zone
 );
 --> statement-breakpoint
 ALTER TABLE "agent_task_state" ADD CONSTRAINT "agent_task_state_parent_task_id_agent_task_state_task_id_fk" FOREIGN KEY ("parent_task_id") REFERENCES "public"."agent_task_state"("task_id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint

@@ -108,11 +108,8 @@ describe('preparePassages', () => {
     expect(prepared.truncated).toBe(false);
   });
 
-  // KNOWN BUG: splitLong cuts a "sentence" longer than 1,200 characters to its first 1,200 and
-  // drops the rest, and the result still says `truncated: false`. Text without ASCII sentence
-  // punctuation (Chinese uses 。) is one long sentence, so most of such a paragraph vanishes.
-  // `it.failing` keeps the suite green while the bug stands; when fixed, make it a plain `it`.
-  it.failing('KNOWN BUG: keeps every character of a long paragraph without ASCII sentence ends', () => {
+  // Chinese ends sentences with 。: a long paragraph of it must be split, not cut short.
+  it('keeps every character of a long paragraph without ASCII sentence ends', () => {
     const paragraph = '本合同的保修期为二十四个月，自交付之日起计算。'.repeat(130); // ~3,000 characters
     const prepared = preparePassages(paragraph, '保修期', 100_000);
     expect(prepared.truncated).toBe(false);

@@ -47,17 +47,21 @@ export function preparePassages(text: string, question: string, maxChars: number
   return { passages: kept.map((k) => k.passage), totalChars, keptChars, truncated: true };
 }
 
+/** Paragraphs over `limit` split at sentence ends (Latin and CJK); a longer sentence is cut into pieces, never dropped. */
 function splitLong(passage: string, limit: number): string[] {
   if (passage.length <= limit) return [passage];
-  const sentences = passage.match(/[^.!?]+[.!?]*\s*/g) ?? [passage];
+  const sentences = passage.match(/[^.!?。！？]+[.!?。！？]*\s*/g) ?? [passage];
   const out: string[] = [];
   let current = '';
   for (const sentence of sentences) {
-    if (current.length + sentence.length > limit && current) {
-      out.push(current.trim());
-      current = '';
+    for (let start = 0; start < sentence.length; start += limit) {
+      const piece = sentence.slice(start, start + limit);
+      if (current.length + piece.length > limit && current) {
+        out.push(current.trim());
+        current = '';
+      }
+      current += piece;
     }
-    current += sentence.length > limit ? sentence.slice(0, limit) : sentence;
   }
   if (current.trim()) out.push(current.trim());
   return out;

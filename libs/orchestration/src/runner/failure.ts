@@ -4,6 +4,7 @@ import { ValidationError } from '@switchyard/contracts';
 
 /** Postgres error classes that mean "the server or connection went away", worth a retry. */
 const TRANSIENT_PG_CODES = /^(08|53|57P0[1-3]|40001|40P01)/;
+const SQLSTATE = /^[0-9A-Z]{5}$/;
 const TRANSIENT_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /**
@@ -15,8 +16,13 @@ export function isTransient(error: unknown): boolean {
   if (typeof error === 'object' && error !== null) {
     const { retryable, code } = error as { retryable?: unknown; code?: unknown };
     if (typeof retryable === 'boolean') return retryable;
-    if (typeof code === 'string' && (TRANSIENT_PG_CODES.test(code) || TRANSIENT_NODE_CODES.has(code))) return true;
+    if (typeof code === 'string') {
+      if (TRANSIENT_PG_CODES.test(code) || TRANSIENT_NODE_CODES.has(code)) return true;
+      // Any other SQLSTATE (bad data, a constraint, a missing table) fails the same way again.
+      if (SQLSTATE.test(code)) return false;
+    }
   }
+  // Unknown errors get the task's bounded retries: a checkpointed task loses little by trying again.
   return true;
 }
 

@@ -277,11 +277,9 @@ describe('TaskRepository (Postgres)', () => {
       expect(seen).toEqual(expected);
     });
 
-    // KNOWN BUG: created_at has microsecond precision but the cursor is a JS Date (milliseconds),
-    // so a job created in the same millisecond as the last row of a page, but a few microseconds
-    // earlier, falls between the pages and is never listed. `it.failing` keeps the suite green
-    // while the bug stands; when it is fixed this test starts failing: turn it into a plain `it`.
-    it.failing('KNOWN BUG: pages through jobs created within one millisecond without losing any', async () => {
+    // The cursor is a JS Date (milliseconds): created_at is stored at millisecond precision so
+    // that jobs a few microseconds apart within one millisecond never fall between pages.
+    it('pages through jobs created within one millisecond without losing any', async () => {
       const tenantId = newTenant();
       const stamps = ['2030-01-01 00:00:00.123900+00', '2030-01-01 00:00:00.123456+00', '2030-01-01 00:00:00.123100+00'];
       const ids: string[] = [];

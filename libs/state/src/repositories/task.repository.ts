@@ -97,7 +97,7 @@ export class TaskRepository {
       .select(viewColumns)
       .from(t)
       .where(and(eq(t.tenantId, tenantId), eq(t.jobId, jobId)))
-      .orderBy(sql`${t.parentTaskId} nulls first`, asc(t.createdAt), asc(t.agentId));
+      .orderBy(sql`${t.parentTaskId} nulls first`, asc(t.ordinal), asc(t.createdAt));
   }
 
   async listJobs(
@@ -297,7 +297,7 @@ export class TaskRepository {
       })
       .from(t)
       .where(and(eq(t.jobId, jobId), eq(t.role, role)))
-      .orderBy(asc(t.createdAt), asc(t.agentId));
+      .orderBy(asc(t.ordinal), asc(t.createdAt));
   }
 
   async findTask(taskId: string): Promise<TaskRow | undefined> {
@@ -328,6 +328,7 @@ function toTaskRow(raw: Record<string, unknown>): TaskRow {
     role: raw.role as string,
     status: raw.status as TaskStatus,
     optional: raw.optional as boolean,
+    ordinal: Number(raw.ordinal),
     inputSummary: raw.input_summary as Record<string, unknown>,
     outputSummary: (raw.output_summary as TaskRow['outputSummary']) ?? null,
     stepCheckpoints: raw.step_checkpoints as StepCheckpoint[],

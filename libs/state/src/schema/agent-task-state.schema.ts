@@ -41,6 +41,8 @@ export const agentTaskState = pgTable(
     role: text('role').notNull(),
     status: taskStatusEnum('status').notNull().default('pending'),
     optional: boolean('optional').notNull().default(false),
+    /** Position among its siblings (document order for extracts), for stable listing. */
+    ordinal: integer('ordinal').notNull().default(0),
     inputSummary: jsonb('input_summary').$type<Record<string, unknown>>().notNull(),
     outputSummary: jsonb('output_summary').$type<StructuredSummary | Record<string, unknown>>(),
     stepCheckpoints: jsonb('step_checkpoints').$type<StepCheckpoint[]>().notNull().default(sql`'[]'::jsonb`),
@@ -54,10 +56,12 @@ export const agentTaskState = pgTable(
     error: text('error'),
     idempotencyKey: text('idempotency_key'),
     requestHash: text('request_hash'),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-    startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }),
-    finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+    // Millisecond precision, like a JS Date: a keyset cursor built from a row's timestamp
+    // must compare equal to that row, or rows within one millisecond fall between pages.
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+    startedAt: timestamp('started_at', { withTimezone: true, mode: 'date', precision: 3 }),
+    finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date', precision: 3 }),
   },
   (table) => [
     index('agent_task_state_status_idx').on(table.status),
