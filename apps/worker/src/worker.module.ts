@@ -51,7 +51,7 @@ export class WorkerModule {
           provide: TaskRunner,
           inject: [TaskRepository, Router, APP_CONFIG, LOGGER],
           useFactory: (tasks: TaskRepository, router: Router, appConfig: AppConfig, log: Logger) =>
-            new TaskRunner({ tasks, router, agents, workerId, logger: log, heartbeatMs: appConfig.HEARTBEAT_MS }),
+            new TaskRunner({ tasks, router, agents, workerId, logger: log, heartbeatMs: appConfig.HEARTBEAT_MS, maxTargetWaitMs: appConfig.TARGET_WAIT_MAX_MS }),
         },
         ...processors,
         {

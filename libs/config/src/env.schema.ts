@@ -72,6 +72,8 @@ export const EnvSchema = z.object({
   HEARTBEAT_MS: millis(5_000),
   STALE_AFTER_MS: millis(30_000),
   SWEEP_INTERVAL_MS: millis(5_000),
+  /** How long a durable task waits for an eligible model target when every one is down, before failing. */
+  TARGET_WAIT_MAX_MS: millis(15 * 60_000),
   TASK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
   MAX_BODY_BYTES: z.coerce.number().int().min(1_024).default(10 * 1024 * 1024),
   SHUTDOWN_GRACE_MS: millis(20_000),

@@ -15,6 +15,8 @@ export const TaskPayloadSchema = z.strictObject({
   job_id: z.uuid(),
   task_id: z.uuid(),
   trace: TraceCarrierSchema,
+  /** Set while the task waits for an eligible model target (all down): when the wait began, and how often it looked. */
+  waiting: z.strictObject({ since: z.number().int(), checks: z.number().int().min(0) }).optional(),
 });
 export type TaskPayload = z.infer<typeof TaskPayloadSchema>;
 

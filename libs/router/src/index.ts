@@ -16,3 +16,4 @@ export * from './providers/chat-provider';
 export * from './providers/openai-chat.provider';
 export * from './providers/provider-registry';
 export * from './router';
+export * from './admin/router-admin';

@@ -36,6 +36,16 @@ export interface ChatCallRequest {
   /** Forwarded upstream, e.g. x-switchyard-task, x-switchyard-step, x-switchyard-idempotency-key. */
   headers?: Readonly<Record<string, string>>;
   signal?: AbortSignal;
+  /** Who made the call: recorded in the cost ledger, and the job is the retry budget's scope. */
+  context?: CallContext;
+}
+
+export interface CallContext {
+  tenantId?: string;
+  jobId?: string;
+  taskId?: string;
+  step?: number;
+  traceId?: string;
 }
 
 export interface ChatCallResult {

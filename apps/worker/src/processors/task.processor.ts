@@ -9,6 +9,11 @@ import type { ShutdownSignal } from './shutdown-signal';
 /** How long a duplicate delivery waits before checking again whether the task's owner finished. */
 export const BUSY_RECHECK_MS = 5_000;
 
+/** Pause before the n-th look for an eligible model target: 1, 2, 4, 8, then 15 s. */
+export function targetWaitDelayMs(checks: number): number {
+  return Math.min(15_000, 1_000 * 2 ** Math.max(0, checks - 1));
+}
+
 /**
  * Turns a queue job into a task run and the run's outcome back into what BullMQ expects:
  * return = done, throw = retry with backoff, UnrecoverableError = failed for good.
@@ -36,7 +41,11 @@ export abstract class TaskProcessor extends WorkerHost {
     return withSpan(`task ${this.role}`, parent, { attributes: { 'switchyard.job_id': payload.job_id, 'switchyard.task_id': payload.task_id } }, async () => {
       const outcome = await this.runner.run(
         payload,
-        { attemptsMade: job.attemptsMade, maxAttempts: job.opts.attempts ?? 1 },
+        {
+          attemptsMade: job.attemptsMade,
+          maxAttempts: job.opts.attempts ?? 1,
+          waitedForTargetMs: payload.waiting ? Date.now() - payload.waiting.since : 0,
+        },
         this.shutdown.signal,
       );
       switch (outcome.kind) {
@@ -50,6 +59,13 @@ export abstract class TaskProcessor extends WorkerHost {
           this.logger.info({ task_id: payload.task_id, queue: this.role }, 'task held by another worker; rechecking later');
           await job.moveToDelayed(Date.now() + BUSY_RECHECK_MS, token);
           throw new DelayedError();
+        case 'waiting_for_target': {
+          // Look again with a growing pause (1 s … 15 s), without spending an attempt.
+          const checks = (payload.waiting?.checks ?? 0) + 1;
+          await job.updateData({ ...payload, waiting: { since: payload.waiting?.since ?? Date.now(), checks } });
+          await job.moveToDelayed(Date.now() + targetWaitDelayMs(checks), token);
+          throw new DelayedError();
+        }
         case 'released':
           throw outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
         case 'failed':

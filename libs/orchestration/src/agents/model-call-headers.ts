@@ -1,4 +1,6 @@
+import { activeTraceId } from '@switchyard/observability';
 import type { StepContext } from './agent-definition';
+import type { ModelCallContext } from './model-router.port';
 
 /**
  * Headers every model call of a step carries upstream: they let an idempotent upstream (and
@@ -10,4 +12,9 @@ export function modelCallHeaders(ctx: Pick<StepContext, 'task' | 'step'>): Recor
     'x-switchyard-step': String(ctx.step),
     'x-switchyard-idempotency-key': `${ctx.task.taskId}:${ctx.step}:${ctx.task.retryCount}`,
   };
+}
+
+export function modelCallContext(ctx: Pick<StepContext, 'task' | 'step'>): ModelCallContext {
+  const traceId = activeTraceId();
+  return { tenantId: ctx.task.tenantId, jobId: ctx.task.jobId, taskId: ctx.task.taskId, step: ctx.step, ...(traceId ? { traceId } : {}) };
 }

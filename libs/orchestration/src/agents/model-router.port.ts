@@ -18,6 +18,16 @@ export interface ModelChatRequest {
   excludeTargets?: string[];
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  context?: ModelCallContext;
+}
+
+/** Who made a call: the cost ledger records it, and the job scopes the retry budget. */
+export interface ModelCallContext {
+  tenantId: string;
+  jobId: string;
+  taskId: string;
+  step: number;
+  traceId?: string;
 }
 
 export interface ModelAttempt {

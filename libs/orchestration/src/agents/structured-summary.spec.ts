@@ -78,6 +78,7 @@ function call(overrides: Partial<SummaryCall> = {}): SummaryCall {
     step: 1,
     maxTokens: 256,
     headers: { 'x-switchyard-task': 'task-1' },
+    context: { tenantId: 'acme', jobId: 'job-1', taskId: 'task-1', step: 1 },
     signal: new AbortController().signal,
     ...overrides,
   };

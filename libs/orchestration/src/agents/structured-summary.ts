@@ -1,5 +1,5 @@
 import { ModelSummarySchema, type ModelSummary, type RequestMeta, type RouteRecord, type StructuredSummary } from '@switchyard/contracts';
-import type { ChatMessage, ModelAttempt, ModelRouter } from './model-router.port';
+import type { ChatMessage, ModelAttempt, ModelCallContext, ModelRouter } from './model-router.port';
 
 /**
  * Reads a model reply as the structured summary. Models often wrap JSON in a Markdown
@@ -32,6 +32,7 @@ export interface SummaryCall {
   step: number;
   maxTokens?: number;
   headers: Record<string, string>;
+  context: ModelCallContext;
   signal: AbortSignal;
 }
 
@@ -67,6 +68,7 @@ export async function callForSummary(router: ModelRouter, call: SummaryCall): Pr
     jsonMode: true,
     temperature: 0,
     headers: { ...call.headers, 'x-switchyard-attempt': '1' },
+    context: call.context,
     signal: call.signal,
     ...(call.maxTokens ? { maxTokens: call.maxTokens } : {}),
   });
@@ -84,6 +86,7 @@ export async function callForSummary(router: ModelRouter, call: SummaryCall): Pr
       temperature: 0,
       excludeTargets: [first.target],
       headers: { ...call.headers, 'x-switchyard-attempt': '2' },
+      context: call.context,
       signal: call.signal,
       ...(call.maxTokens ? { maxTokens: call.maxTokens } : {}),
     });

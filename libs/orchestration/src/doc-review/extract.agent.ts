@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AgentDefinition, StepContext } from '../agents/agent-definition';
 import { SUMMARY_INSTRUCTIONS, callForSummary } from '../agents/structured-summary';
-import { modelCallHeaders } from '../agents/model-call-headers';
+import { modelCallContext, modelCallHeaders } from '../agents/model-call-headers';
 import { taskRequestMeta } from './doc-review.meta';
 import { preparePassages } from './passages';
 
@@ -56,6 +56,7 @@ export const extractAgent: AgentDefinition = {
           step: ctx.step,
           maxTokens: 512,
           headers: modelCallHeaders(ctx),
+          context: modelCallContext(ctx),
           signal: ctx.signal,
           messages: [
             {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { StructuredSummarySchema } from '@switchyard/contracts';
 import type { AgentDefinition } from '../agents/agent-definition';
-import { modelCallHeaders } from '../agents/model-call-headers';
+import { modelCallContext, modelCallHeaders } from '../agents/model-call-headers';
 import { SUMMARY_INSTRUCTIONS, callForSummary } from '../agents/structured-summary';
 import { taskRequestMeta } from './doc-review.meta';
 
@@ -56,6 +56,7 @@ export const synthesizeAgent: AgentDefinition = {
           step: ctx.step,
           maxTokens: 1_024,
           headers: modelCallHeaders(ctx),
+          context: modelCallContext(ctx),
           signal: ctx.signal,
           messages: [
             {

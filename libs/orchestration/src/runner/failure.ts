@@ -31,3 +31,8 @@ export function describeError(error: unknown): string {
   if (error instanceof Error) return `${error.name === 'Error' ? '' : `${error.name}: `}${error.message}`.slice(0, 2_000);
   return String(error).slice(0, 2_000);
 }
+
+/** The router found no target that may serve the call (the router's NoEligibleTargetError). */
+export function isNoEligibleTarget(error: unknown): boolean {
+  return error instanceof Error && error.name === 'NoEligibleTargetError';
+}

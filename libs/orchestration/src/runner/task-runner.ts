@@ -4,7 +4,7 @@ import { LeaseLostError, type Lease, type StepCheckpoint, type TaskRepository, t
 import type { AgentDefinition, FinalStepResult, RoleOutput, StepContext } from '../agents/agent-definition';
 import type { ModelAttempt, ModelRouter } from '../agents/model-router.port';
 import { routesFromAttempts } from '../agents/structured-summary';
-import { describeError, isTransient } from './failure';
+import { describeError, isNoEligibleTarget, isTransient } from './failure';
 
 export interface TaskRunnerDeps {
   tasks: TaskRepository;
@@ -13,6 +13,8 @@ export interface TaskRunnerDeps {
   workerId: string;
   logger: Logger;
   heartbeatMs: number;
+  /** How long a task may wait for an eligible model target (all down) before it fails. */
+  maxTargetWaitMs: number;
   now?: () => Date;
 }
 
@@ -20,6 +22,8 @@ export interface AttemptInfo {
   /** Attempts that already failed before this one. */
   attemptsMade: number;
   maxAttempts: number;
+  /** How long the task has already waited for an eligible model target, in ms. */
+  waitedForTargetMs?: number;
 }
 
 export type RunOutcome =
@@ -29,6 +33,7 @@ export type RunOutcome =
   | { kind: 'not_runnable'; taskId: string; status: string }
   | { kind: 'lease_lost'; taskId: string }
   | { kind: 'released'; taskId: string; error: unknown }
+  | { kind: 'waiting_for_target'; taskId: string; reason: string }
   | { kind: 'failed'; taskId: string; reason: string; jobFailed: boolean };
 
 class LeaseLostSignal extends Error {}
@@ -141,12 +146,23 @@ export class TaskRunner {
     const reason = describeError(error);
     const lastAttempt = attempt.attemptsMade + 1 >= attempt.maxAttempts;
     try {
+      // Fail closed and wait: no target may serve the call now (all down, or none local for
+      // sensitive data). A durable task waits for one to recover instead of failing.
+      if (isNoEligibleTarget(error) && (attempt.waitedForTargetMs ?? 0) < this.deps.maxTargetWaitMs) {
+        await this.deps.tasks.releaseTask(lease, reason, routes, { countAsRetry: false });
+        log.warn({ err: reason, waited_ms: attempt.waitedForTargetMs ?? 0 }, 'no eligible model target: task waits');
+        return { kind: 'waiting_for_target', taskId: lease.taskId, reason };
+      }
       if (shuttingDown || (isTransient(error) && !lastAttempt)) {
         await this.deps.tasks.releaseTask(lease, reason, routes);
         log.warn({ err: reason, attempt: attempt.attemptsMade + 1, max_attempts: attempt.maxAttempts }, 'task attempt failed; will retry');
         return { kind: 'released', taskId: lease.taskId, error };
       }
-      const finalReason = lastAttempt && isTransient(error) ? `gave up after ${attempt.maxAttempts} attempts: ${reason}` : reason;
+      const finalReason = isNoEligibleTarget(error)
+        ? `no model target could serve this task for ${Math.round((attempt.waitedForTargetMs ?? 0) / 1000)} s: ${reason}`
+        : lastAttempt && isTransient(error)
+          ? `gave up after ${attempt.maxAttempts} attempts: ${reason}`
+          : reason;
       const { jobFailed } = await this.deps.tasks.failTask(lease, finalReason, routes);
       log.error({ err: finalReason, job_failed: jobFailed }, 'task failed');
       return { kind: 'failed', taskId: lease.taskId, reason: finalReason, jobFailed };

@@ -250,14 +250,17 @@ export class TaskRepository {
     return result.rowCount === 1;
   }
 
-  /** Hands a task back for another attempt (a transient failure); its checkpoints stay. */
-  async releaseTask(lease: Lease, reason: string, routes: RouteRecord[]): Promise<void> {
+  /**
+   * Hands a task back for another attempt; its checkpoints stay. A transient failure counts
+   * as a retry; waiting for a model target to come back does not.
+   */
+  async releaseTask(lease: Lease, reason: string, routes: RouteRecord[], options: { countAsRetry: boolean } = { countAsRetry: true }): Promise<void> {
     const result = await this.db
       .update(t)
       .set({
         status: 'pending',
         leaseOwner: null,
-        retryCount: sql`${t.retryCount} + 1`,
+        retryCount: options.countAsRetry ? sql`${t.retryCount} + 1` : t.retryCount,
         error: reason,
         routeTargets: sql`${t.routeTargets} || ${json(routes)}`,
         updatedAt: sql`now()`,

@@ -1,1 +1,3 @@
 export * from './agent-task-state.schema';
+export * from './model-call-ledger.schema';
+export * from './model-call-result.schema';
