@@ -7,14 +7,14 @@ import type { AppConfig } from '@switchyard/config';
 import { AGENT_ROLES, AgentRoleSchema, type AgentRole } from '@switchyard/contracts';
 import type { Logger } from '@switchyard/observability';
 import { TaskRunner, agentRegistry } from '@switchyard/orchestration';
-import { APP_CONFIG, CoreModule, LOGGER, REDIS } from '@switchyard/platform';
+import { APP_CONFIG, CoreModule, LOGGER, REDIS, routerProvider } from '@switchyard/platform';
 import { Router } from '@switchyard/router';
 import { TaskRepository } from '@switchyard/state';
 import { PROCESSORS_BY_ROLE } from './processors/role.processors';
 import { ShutdownSignal } from './processors/shutdown-signal';
 import type { TaskProcessor } from './processors/task.processor';
 import { TASK_WORKERS, WorkerLifecycle, type WorkerOwner } from './processors/worker-lifecycle.service';
-import { routerProvider } from './routing/router.provider';
+
 
 /** WORKER_QUEUES → the roles this process consumes; an unknown role stops the process. */
 export function selectRoles(queues: AppConfig['WORKER_QUEUES']): AgentRole[] {

@@ -3,3 +3,4 @@ export * from './redis';
 export * from './core.module';
 export * from './readiness';
 export * from './shutdown';
+export * from './router.provider';

@@ -17,3 +17,4 @@ export * from './providers/openai-chat.provider';
 export * from './providers/provider-registry';
 export * from './router';
 export * from './admin/router-admin';
+export * from './observe/call-observer';

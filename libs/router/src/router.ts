@@ -13,6 +13,7 @@ import { contextWindowFilter, sensitiveRequiresLocal, type CandidateFilter } fro
 import { decideRoute, type DecideOptions } from './routing/decide';
 import { NoEligibleTargetError } from './routing/no-eligible-target.error';
 import type { RoutingDecision } from './routing/routing-decision';
+import type { AttemptEvent, CallObserver } from './observe/call-observer';
 
 export interface RouterOptions {
   config: CompiledRouterConfig;
@@ -22,6 +23,8 @@ export interface RouterOptions {
   filters?: readonly CandidateFilter[];
   /** How a target is spoken to; OpenAI-compatible HTTP unless given. */
   providerFactory?: ProviderFactory;
+  /** Told of every upstream attempt (cost ledger, metrics). */
+  observers?: readonly CallObserver[];
 }
 
 export interface ChatCallRequest {
@@ -76,6 +79,7 @@ export class Router {
   private readonly logger: Logger;
   private readonly filters: readonly CandidateFilter[];
   private readonly providers: ProviderRegistry;
+  private readonly observers: readonly CallObserver[];
 
   constructor(options: RouterOptions) {
     this.config = options.config;
@@ -83,6 +87,7 @@ export class Router {
     this.logger = options.logger;
     this.filters = [missingApiKeyFilter(options.secrets), contextWindowFilter(), ...(options.filters ?? [])];
     this.providers = new ProviderRegistry(options.providerFactory);
+    this.observers = options.observers ?? [];
   }
 
   /** The decision this router would make now; `options.filters` run after the router's own. */
@@ -127,6 +132,7 @@ export class Router {
 
       const outcome = await this.attempt(decision, meta, request, Math.min(decision.target.timeout_ms, Math.floor(remainingMs)));
       attempts.push(outcome.record);
+      this.notify(decision, meta, request, outcome);
       if (outcome.ok) return this.result(outcome.result, outcome.record, decision, meta, attempts, started);
       if ('aborted' in outcome) throw new CallAbortedError(attempts, { cause: outcome.aborted });
       lastError = outcome.error;
@@ -186,6 +192,37 @@ export class Router {
     }
   }
 
+  private notify(decision: RoutingDecision, meta: RequestMeta, request: ChatCallRequest, outcome: AttemptOutcome): void {
+    if (this.observers.length === 0) return;
+    const usage = outcome.ok ? this.usageOf(outcome.result, meta) : undefined;
+    const event: AttemptEvent = {
+      at: new Date(),
+      target: decision.target,
+      rule: decision.rule,
+      meta,
+      context: request.context,
+      outcome: outcome.record.outcome,
+      ...(outcome.record.errorClass ? { errorClass: outcome.record.errorClass } : {}),
+      ...(outcome.record.status !== undefined ? { status: outcome.record.status } : {}),
+      ...(usage ? { usage } : {}),
+      latencyMs: outcome.record.latencyMs,
+      costUsd: usage ? costUsd(decision.target, usage) : 0,
+    };
+    for (const observer of this.observers) {
+      try {
+        observer.onAttempt(event);
+      } catch (error) {
+        this.logger.error({ err: error }, 'call observer failed');
+      }
+    }
+  }
+
+  private usageOf(result: ProviderResult, meta: RequestMeta): TokenUsage & { estimated: boolean } {
+    return result.usage
+      ? { ...result.usage, estimated: false }
+      : { inputTokens: meta.estimated_input_tokens ?? 0, outputTokens: estimateTokens([{ content: result.content }]), estimated: true };
+  }
+
   private result(
     result: ProviderResult,
     record: AttemptRecord,
@@ -194,9 +231,7 @@ export class Router {
     attempts: AttemptRecord[],
     started: number,
   ): ChatCallResult {
-    const usage = result.usage
-      ? { ...result.usage, estimated: false }
-      : { inputTokens: meta.estimated_input_tokens ?? 0, outputTokens: estimateTokens([{ content: result.content }]), estimated: true };
+    const usage = this.usageOf(result, meta);
     return {
       content: result.content,
       target: decision.target.name,

@@ -1,7 +1,7 @@
 import type { Provider } from '@nestjs/common';
 import { secretsFromEnv, type AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
-import { APP_CONFIG, LOGGER } from '@switchyard/platform';
+import { APP_CONFIG, LOGGER } from './tokens';
 import { Router, loadRouterConfig } from '@switchyard/router';
 
 /** The shared router, built from ROUTER_CONFIG; an invalid file stops the worker at boot. */
