@@ -21,9 +21,12 @@ const shared = {
 };
 /** @type {import('jest').Config} */
 module.exports = {
+  // A global option: jest ignores testTimeout inside `projects`. End-to-end hooks start real
+  // processes, which takes seconds on a loaded 2-core machine.
+  testTimeout: 120_000,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.spec.ts'] },
-    { ...shared, displayName: 'integration', testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.int-spec.ts'], testTimeout: 30000 },
-    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'], testTimeout: 120000 },
+    { ...shared, displayName: 'integration', testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.int-spec.ts'] },
+    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'] },
   ],
 };

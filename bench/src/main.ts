@@ -1,14 +1,17 @@
 import { cpus } from 'node:os';
-import { runPipelineBench } from './pipeline.bench';
+import { runCrashResumeBench } from './crash-resume.bench';
+import { runPipelineBench } from './pipeline/pipeline.bench';
 import { runRoutingBench } from './routing.bench';
 
 /**
  * `npm run bench` (all benches) or `node bench/run.js pipeline|routing` (some of them).
- * Exits 1 when a bench misses its target, 2 when a bench could not run.
+ * Exits 2 when a bench could not run. A missed target prints FAIL and exits 0, unless
+ * BENCH_STRICT=1 (then 1): a measurement on a shared machine is not a build failure by default.
  */
 const BENCHES = {
   pipeline: async () => (await runPipelineBench()).pass,
   routing: async () => runRoutingBench().pass,
+  'crash-resume': async () => (await runCrashResumeBench()).pass,
 } as const;
 type BenchName = keyof typeof BENCHES;
 
@@ -25,7 +28,7 @@ async function main(): Promise<number> {
   const verdicts: [BenchName, boolean][] = [];
   for (const name of selected) verdicts.push([name, await BENCHES[name]()]);
   console.log(`\n${verdicts.map(([name, pass]) => `${name}: ${pass ? 'PASS' : 'FAIL'}`).join(' | ')} | total ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  return verdicts.every(([, pass]) => pass) ? 0 : 1;
+  return verdicts.every(([, pass]) => pass) || !process.env.BENCH_STRICT ? 0 : 1;
 }
 
 main().then(

@@ -156,7 +156,9 @@ export function runRoutingCase(routingCase: RoutingCase): RoutingResult {
     try {
       decision = decideRoute(config, meta, options);
     } catch (error) {
-      if (error instanceof NoEligibleTargetError) throw new Error(`bench meta has no eligible target in ${routingCase.name}: ${JSON.stringify(meta)}`);
+      if (error instanceof NoEligibleTargetError) {
+        throw new Error(`bench meta has no eligible target in ${routingCase.name}: ${JSON.stringify(meta)}`, { cause: error });
+      }
       throw error;
     }
     if (decision.rule === 'catch_all') outcomes.catchAll += 1;

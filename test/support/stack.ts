@@ -30,6 +30,10 @@ export interface StackOptions {
   apiKeys?: string;
   workers?: number;
   env?: Record<string, string>;
+  /** Redis of this stack (default the shared one on 6379), e.g. a private one a test restarts. */
+  redisUrl?: string;
+  /** Postgres server the stack's fresh database is created on (default the shared one). */
+  databaseBaseUrl?: string;
 }
 
 /**
@@ -39,6 +43,8 @@ export interface StackOptions {
  */
 export class TestStack {
   readonly workers: ManagedProcess[] = [];
+  /** Supervisors started after the first one (several sweepers at once). */
+  readonly extraSupervisors: ManagedProcess[] = [];
   private constructor(
     readonly db: TestDatabase,
     readonly prefix: string,
@@ -51,33 +57,48 @@ export class TestStack {
   ) {}
 
   static async start(options: StackOptions = {}): Promise<TestStack> {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase(options.databaseBaseUrl);
     const prefix = `{sy-e2e-${randomBytes(4).toString('hex')}}`;
     const tempDir = mkdtempSync(join(tmpdir(), 'switchyard-e2e-'));
-    const simPorts = await Promise.all(SIM_TARGETS.map(() => freePort()));
-    const controlPort = await freePort();
-    const sim = ManagedProcess.start('llm-sim', {
-      LLM_SIM_TARGETS: simTargetsEnv(simPorts),
-      LLM_SIM_CONTROL_PORT: String(controlPort),
-    });
-    await sim.waitForLine(/llm-sim listening/);
+    const started: ManagedProcess[] = [];
+    let stack: TestStack | undefined;
+    try {
+      const simPorts = await Promise.all(SIM_TARGETS.map(() => freePort()));
+      const controlPort = await freePort();
+      const sim = ManagedProcess.start('llm-sim', {
+        LLM_SIM_TARGETS: simTargetsEnv(simPorts),
+        LLM_SIM_CONTROL_PORT: String(controlPort),
+      });
+      started.push(sim);
+      await sim.waitForLine(/llm-sim listening/);
 
-    const routerConfig = writeRouterConfigForSim(tempDir, simPorts);
+      const routerConfig = writeRouterConfigForSim(tempDir, simPorts);
 
-    const port = await freePort();
-    const sharedEnv: Record<string, string> = {
-      DATABASE_URL: db.url,
-      REDIS_URL: 'redis://127.0.0.1:6379',
-      QUEUE_PREFIX: prefix,
-      ROUTER_CONFIG: routerConfig,
-      ...(options.apiKeys ? { API_KEYS: options.apiKeys } : {}),
-      ...options.env,
-    };
-    const supervisor = ManagedProcess.start('supervisor', { ...sharedEnv, PORT: String(port) });
-    await supervisor.waitForLine(/supervisor listening/);
-    const stack = new TestStack(db, prefix, sim, `http://127.0.0.1:${controlPort}`, supervisor, `http://127.0.0.1:${port}`, sharedEnv, tempDir);
-    for (let i = 0; i < (options.workers ?? 1); i += 1) await stack.startWorker();
-    return stack;
+      const port = await freePort();
+      const sharedEnv: Record<string, string> = {
+        DATABASE_URL: db.url,
+        REDIS_URL: options.redisUrl ?? 'redis://127.0.0.1:6379',
+        QUEUE_PREFIX: prefix,
+        ROUTER_CONFIG: routerConfig,
+        ...(options.apiKeys ? { API_KEYS: options.apiKeys } : {}),
+        ...options.env,
+      };
+      const supervisor = ManagedProcess.start('supervisor', { ...sharedEnv, PORT: String(port) });
+      started.push(supervisor);
+      await supervisor.waitForLine(/supervisor listening/);
+      stack = new TestStack(db, prefix, sim, `http://127.0.0.1:${controlPort}`, supervisor, `http://127.0.0.1:${port}`, sharedEnv, tempDir);
+      for (let i = 0; i < (options.workers ?? 1); i += 1) await stack.startWorker();
+      return stack;
+    } catch (error) {
+      // A stack that fails to start must not leave processes, a database or keys behind.
+      if (stack) await stack.stop().catch(() => undefined);
+      else {
+        await Promise.all(started.map((p) => p.stop()));
+        await db.destroy().catch(() => undefined);
+        rmSync(tempDir, { recursive: true, force: true });
+      }
+      throw error;
+    }
   }
 
   async startWorker(env: Record<string, string> = {}): Promise<ManagedProcess> {
@@ -85,6 +106,15 @@ export class TestStack {
     this.workers.push(worker);
     await worker.waitForLine(/worker consuming/);
     return worker;
+  }
+
+  /** Another supervisor on the same database and queues (its sweeper runs alongside the first one's). */
+  async startSupervisor(env: Record<string, string> = {}): Promise<ManagedProcess> {
+    const port = await freePort();
+    const supervisor = ManagedProcess.start('supervisor', { ...this.sharedEnv, PORT: String(port), ...env }, `supervisor-${this.extraSupervisors.length + 2}`);
+    this.extraSupervisors.push(supervisor);
+    await supervisor.waitForLine(/supervisor listening/);
+    return supervisor;
   }
 
   async request<T = unknown>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResult<T>> {
@@ -129,8 +159,8 @@ export class TestStack {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([...this.workers, this.supervisor, this.sim].map((p) => p.stop()));
-    const redis = new IORedis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+    await Promise.all([...this.workers, this.supervisor, ...this.extraSupervisors, this.sim].map((p) => p.stop()));
+    const redis = new IORedis(this.sharedEnv.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
     try {
       let cursor = '0';
       do {
@@ -147,6 +177,6 @@ export class TestStack {
 
   /** Every process's recent output, for a failing test's message. */
   logs(): string {
-    return [this.sim, this.supervisor, ...this.workers].map((p) => `--- ${p.name}\n${p.tail(40)}`).join('\n');
+    return [this.sim, this.supervisor, ...this.extraSupervisors, ...this.workers].map((p) => `--- ${p.name}\n${p.tail(40)}`).join('\n');
   }
 }

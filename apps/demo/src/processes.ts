@@ -27,11 +27,26 @@ export class ManagedProcess {
     readonly name: string,
     readonly child: ChildProcess,
   ) {
-    const collect = (chunk: Buffer) => {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) this.output.push(line);
+    // A chunk may end mid-line: keep the tail until its newline arrives (per stream).
+    const collector = () => {
+      let partial = '';
+      return {
+        data: (chunk: Buffer) => {
+          const lines = (partial + chunk.toString('utf8')).split('\n');
+          partial = lines.pop() ?? '';
+          for (const line of lines) if (line.trim()) this.output.push(line);
+        },
+        end: () => {
+          if (partial.trim()) this.output.push(partial);
+          partial = '';
+        },
+      };
     };
-    child.stdout?.on('data', collect);
-    child.stderr?.on('data', collect);
+    for (const stream of [child.stdout, child.stderr]) {
+      const { data, end } = collector();
+      stream?.on('data', data);
+      stream?.on('end', end);
+    }
     this.exited = new Promise((resolveExit) =>
       child.once('exit', (code) => {
         this.exitCode = code;

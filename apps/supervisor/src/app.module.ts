@@ -4,14 +4,22 @@ import { BullModule } from '@nestjs/bullmq';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
-import { CoreModule, REDIS } from '@switchyard/platform';
+import { CoreModule, LedgerModule, REDIS, RouterRuntime, routerProvider } from '@switchyard/platform';
+import { AdminTargetsController } from './admin/targets.controller';
+import { AdminTasksController } from './admin/tasks.controller';
+import { AdminTokenGuard } from './auth/admin-token.guard';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { ApiKeyRegistry } from './auth/api-keys';
+import { CostsModule } from './costs/costs.module';
+import { GatewayController } from './gateway/gateway.controller';
+import { GatewayService } from './gateway/gateway.service';
 import { HealthController } from './health/health.controller';
 import { HttpExceptionFilter } from './http/http-exception.filter';
 import { JobsController } from './jobs/jobs.controller';
 import { JobsService } from './jobs/jobs.service';
+import { MetricsModule } from './metrics/metrics.module';
 import { TASK_FLOW_PRODUCER } from './queues/queue.constants';
+import { SweeperModule } from './sweeper/sweeper.module';
 
 @Module({})
 export class SupervisorModule {
@@ -20,15 +28,23 @@ export class SupervisorModule {
       module: SupervisorModule,
       imports: [
         CoreModule.forRoot(config, 'supervisor', logger),
+        LedgerModule.forRoot('gateway'),
+        CostsModule,
+        MetricsModule,
         BullModule.forRootAsync({
           inject: [REDIS],
           useFactory: (redis: Redis) => ({ connection: redis, prefix: config.QUEUE_PREFIX }),
         }),
         BullModule.registerFlowProducer({ name: TASK_FLOW_PRODUCER }),
+        SweeperModule,
       ],
-      controllers: [JobsController, HealthController],
+      controllers: [JobsController, HealthController, AdminTasksController, GatewayController, AdminTargetsController],
       providers: [
         JobsService,
+        routerProvider,
+        RouterRuntime,
+        GatewayService,
+        AdminTokenGuard,
         ApiKeyGuard,
         { provide: ApiKeyRegistry, useValue: new ApiKeyRegistry(config.API_KEYS) },
         { provide: APP_FILTER, useClass: HttpExceptionFilter },

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { Redis } from 'ioredis';
 import { loadConfigOrExit } from '@switchyard/config';
-import { createLogger, startTelemetry } from '@switchyard/observability';
+import { MetricsRegistry, createLogger, startTelemetry } from '@switchyard/observability';
 import { DATABASE, REDIS, closeOnSignals } from '@switchyard/platform';
 import type { DatabaseHandle } from '@switchyard/state';
 import { startWorkerHealthServer } from './health/worker-health.server';
@@ -19,7 +19,13 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config, logger), { logger: ['error', 'warn'] });
   let health: Server | undefined;
   if (config.WORKER_PORT > 0) {
-    health = await startWorkerHealthServer(config.WORKER_PORT, config.HOST ?? '127.0.0.1', app.get<DatabaseHandle>(DATABASE), app.get<Redis>(REDIS));
+    health = await startWorkerHealthServer(
+      config.WORKER_PORT,
+      config.HOST ?? '127.0.0.1',
+      app.get<DatabaseHandle>(DATABASE),
+      app.get<Redis>(REDIS),
+      app.get(MetricsRegistry),
+    );
     logger.info({ port: config.WORKER_PORT }, 'worker health endpoint listening');
   }
   closeOnSignals(app, logger, config.SHUTDOWN_GRACE_MS, async () => {

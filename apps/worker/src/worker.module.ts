@@ -6,10 +6,10 @@ import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import { AGENT_ROLES, AgentRoleSchema, type AgentRole } from '@switchyard/contracts';
 import type { Logger } from '@switchyard/observability';
-import { TaskRunner, agentRegistry } from '@switchyard/orchestration';
-import { APP_CONFIG, CoreModule, LOGGER, REDIS, routerProvider } from '@switchyard/platform';
+import { IdempotentModelRouter, TaskRunner, agentRegistry } from '@switchyard/orchestration';
+import { APP_CONFIG, CoreModule, DATABASE, LOGGER, LedgerModule, REDIS, RouterRuntime, routerProvider } from '@switchyard/platform';
 import { Router } from '@switchyard/router';
-import { TaskRepository } from '@switchyard/state';
+import { ModelCallResultRepository, TaskRepository, type DatabaseHandle } from '@switchyard/state';
 import { PROCESSORS_BY_ROLE } from './processors/role.processors';
 import { ShutdownSignal } from './processors/shutdown-signal';
 import type { TaskProcessor } from './processors/task.processor';
@@ -38,6 +38,7 @@ export class WorkerModule {
       module: WorkerModule,
       imports: [
         CoreModule.forRoot(config, 'worker', logger?.child({ worker_id: workerId })),
+        LedgerModule.forRoot('worker'),
         BullModule.forRootAsync({
           inject: [REDIS],
           useFactory: (redis: Redis) => ({ connection: redis, prefix: config.QUEUE_PREFIX }),
@@ -46,12 +47,22 @@ export class WorkerModule {
       ],
       providers: [
         routerProvider,
+        RouterRuntime,
         ShutdownSignal,
         {
           provide: TaskRunner,
-          inject: [TaskRepository, Router, APP_CONFIG, LOGGER],
-          useFactory: (tasks: TaskRepository, router: Router, appConfig: AppConfig, log: Logger) =>
-            new TaskRunner({ tasks, router, agents, workerId, logger: log, heartbeatMs: appConfig.HEARTBEAT_MS, maxTargetWaitMs: appConfig.TARGET_WAIT_MAX_MS }),
+          inject: [TaskRepository, Router, DATABASE, APP_CONFIG, LOGGER],
+          useFactory: (tasks: TaskRepository, router: Router, database: DatabaseHandle, appConfig: AppConfig, log: Logger) =>
+            new TaskRunner({
+              tasks,
+              // Paid-once: a step replayed after a crash reuses the answer its first run stored.
+              router: new IdempotentModelRouter(router, new ModelCallResultRepository(database.db)),
+              agents,
+              workerId,
+              logger: log,
+              heartbeatMs: appConfig.HEARTBEAT_MS,
+              maxTargetWaitMs: appConfig.TARGET_WAIT_MAX_MS,
+            }),
         },
         ...processors,
         {

@@ -1,7 +1,10 @@
 /** Small numeric and printing helpers shared by the benches. */
 
 export function median(values: readonly number[]): number {
-  return percentile(values, 50);
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** Nearest-rank percentile (p in 0..100) of unsorted values. */

@@ -69,9 +69,20 @@ export const EnvSchema = z.object({
   ROUTER_CONFIG: z.string().min(1).default('config/router.yaml'),
   API_KEYS: apiKeys,
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-  HEARTBEAT_MS: millis(5_000),
-  STALE_AFTER_MS: millis(30_000),
-  SWEEP_INTERVAL_MS: millis(5_000),
+  /**
+   * Liveness of running tasks. A worker heartbeats every HEARTBEAT_MS on its own timer (also
+   * during a long model call); a task is taken over after STALE_AFTER_MS without one (four
+   * missed heartbeats by default); the sweeper looks every SWEEP_INTERVAL_MS. Kill to resume
+   * is about STALE_AFTER_MS - HEARTBEAT_MS/2 + SWEEP_INTERVAL_MS/2 (median ~7.5 s).
+   */
+  HEARTBEAT_MS: millis(2_000),
+  STALE_AFTER_MS: millis(8_000),
+  SWEEP_INTERVAL_MS: millis(1_000),
+  /** Most stale tasks one sweep takes over, and most pending tasks one sweep checks against the queues. */
+  SWEEP_BATCH: z.coerce.number().int().min(1).max(10_000).default(100),
+  RECONCILE_BATCH: z.coerce.number().int().min(1).max(10_000).default(200),
+  /** Off: this supervisor does not sweep (another one does). */
+  SWEEPER_ENABLED: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   /** How long a durable task waits for an eligible model target when every one is down, before failing. */
   TARGET_WAIT_MAX_MS: millis(15 * 60_000),
   TASK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),

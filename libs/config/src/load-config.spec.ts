@@ -1,7 +1,7 @@
 import { ConfigError, loadConfig } from './load-config';
 
 describe('loadConfig', () => {
-  it('applies the SPEC defaults to an empty environment', () => {
+  it('applies the defaults to an empty environment', () => {
     const config = loadConfig({});
     expect(config.DATABASE_URL).toBe('postgres://postgres@127.0.0.1:5432/switchyard');
     expect(config.REDIS_URL).toBe('redis://127.0.0.1:6379');
@@ -11,7 +11,7 @@ describe('loadConfig', () => {
     expect(config.ROUTER_CONFIG).toBe('config/router.yaml');
     expect(config.API_KEYS.size).toBe(0);
     expect(config.ADMIN_TOKEN).toBeUndefined();
-    expect([config.HEARTBEAT_MS, config.STALE_AFTER_MS, config.SWEEP_INTERVAL_MS]).toEqual([5000, 30000, 5000]);
+    expect([config.HEARTBEAT_MS, config.STALE_AFTER_MS, config.SWEEP_INTERVAL_MS]).toEqual([2000, 8000, 1000]);
   });
 
   it('parses API keys into a key → tenant map', () => {

@@ -4,3 +4,4 @@ export * from './core.module';
 export * from './readiness';
 export * from './shutdown';
 export * from './router.provider';
+export * from './ledger.module';

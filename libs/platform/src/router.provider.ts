@@ -1,18 +1,155 @@
-import type { Provider } from '@nestjs/common';
+import { hostname } from 'node:os';
+import { Inject, Injectable, Optional, type OnApplicationBootstrap, type OnApplicationShutdown, type Provider } from '@nestjs/common';
+import type { Redis } from 'ioredis';
 import { secretsFromEnv, type AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
-import { APP_CONFIG, LOGGER } from './tokens';
-import { Router, loadRouterConfig } from '@switchyard/router';
+import { APP_CONFIG, CALL_OBSERVERS, LOGGER, REDIS } from './tokens';
+import { RedisRetryBudgetStore, Router, RouterConfigWatcher, TargetProber, loadRouterConfig, type CallObserver } from '@switchyard/router';
+import { RouterOverridesSync, type OverrideAction } from './router-overrides';
+import { RouterSnapshotPublisher, buildFleetView, readFleetReports, type FleetTargetView, type ProcessIdentity, type ProcessRole } from './router-fleet';
 
-/** The shared router, built from ROUTER_CONFIG; an invalid file stops the worker at boot. */
+export * from './router-overrides';
+export * from './router-fleet';
+
+/** Optional `RouterRuntimeOptions` for RouterRuntime (tests shorten the intervals). */
+export const ROUTER_RUNTIME_OPTIONS = Symbol('ROUTER_RUNTIME_OPTIONS');
+
+export interface RouterRuntimeOptions {
+  /** Default: role from the logger's `service`, id from its `worker_id` or host:pid. */
+  identity?: ProcessIdentity;
+  /** Re-read the override hash this often. Default 10 s. */
+  overridesResyncMs?: number;
+  /** Publish this process's router snapshot this often. Default 3 s. */
+  snapshotIntervalMs?: number;
+  /** The snapshot's TTL. Default 15 s. */
+  snapshotTtlMs?: number;
+  /** Start active probes and the config watcher (default true; off in tests of the sync alone). */
+  probesAndWatcher?: boolean;
+}
+
+/** Which process this is, from the logger's bindings (`service`, `worker_id`). */
+export function processIdentityFrom(logger: Logger, config: Pick<AppConfig, 'WORKER_ID'>): ProcessIdentity {
+  const bindings = typeof logger.bindings === 'function' ? logger.bindings() : {};
+  const role: ProcessRole = bindings.service === 'worker' ? 'worker' : 'supervisor';
+  const workerId = typeof bindings.worker_id === 'string' ? bindings.worker_id : config.WORKER_ID;
+  const processId = role === 'worker' && workerId ? `worker:${workerId}` : `${role}:${hostname()}:${process.pid}`;
+  return { processId, role };
+}
+
+/**
+ * The shared router, built from ROUTER_CONFIG; an invalid file stops the process at boot.
+ * A job's retry budget is counted in Redis under the queue prefix, so every worker of the
+ * job draws on the same budget.
+ */
 export const routerProvider: Provider = {
   provide: Router,
-  inject: [APP_CONFIG, LOGGER],
-  useFactory: (config: AppConfig, logger: Logger) => {
+  inject: [APP_CONFIG, LOGGER, REDIS, { token: CALL_OBSERVERS, optional: true }],
+  useFactory: (config: AppConfig, logger: Logger, redis: Redis, observers: CallObserver[] = []) => {
     const routerConfig = loadRouterConfig(config.ROUTER_CONFIG);
     const log = logger.child({ component: 'router' });
     for (const warning of routerConfig.warnings) log.warn({ source: routerConfig.source }, `router config: ${warning}`);
     log.info({ source: routerConfig.source, targets: routerConfig.targets.map((t) => t.name), routes: routerConfig.rules.length }, 'router config loaded');
-    return new Router({ config: routerConfig, secrets: secretsFromEnv(), logger: log });
+    return new Router({
+      config: routerConfig,
+      secrets: secretsFromEnv(),
+      logger: log,
+      observers,
+      retryBudget: new RedisRetryBudgetStore(redis, `${config.QUEUE_PREFIX}:router:`),
+    });
   },
 };
+
+/**
+ * The router's background work: active probes of every target, the config file watcher
+ * (hot reload), the fleet-wide operator overrides (Redis hash + channel, applied to this
+ * process's router) and this process's snapshot for the fleet view. Started once the app
+ * is up, stopped on shutdown.
+ */
+@Injectable()
+export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutdown {
+  private prober: TargetProber | undefined;
+  private watcher: RouterConfigWatcher | undefined;
+  private readonly sync: RouterOverridesSync;
+  private readonly publisher: RouterSnapshotPublisher;
+  readonly identity: ProcessIdentity;
+
+  constructor(
+    private readonly router: Router,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(REDIS) private readonly redis: Redis,
+    @Optional() @Inject(ROUTER_RUNTIME_OPTIONS) private readonly options: RouterRuntimeOptions = {},
+  ) {
+    const log = logger.child({ component: 'router' });
+    this.identity = options.identity ?? processIdentityFrom(logger, config);
+    this.sync = new RouterOverridesSync({
+      router,
+      redis,
+      queuePrefix: config.QUEUE_PREFIX,
+      logger: log,
+      processId: this.identity.processId,
+      resyncMs: options.overridesResyncMs,
+    });
+    this.publisher = new RouterSnapshotPublisher({
+      ...this.identity,
+      router,
+      redis,
+      queuePrefix: config.QUEUE_PREFIX,
+      logger: log,
+      intervalMs: options.snapshotIntervalMs,
+      ttlMs: options.snapshotTtlMs,
+    });
+  }
+
+  /** The override sync (tests reach its subscriber connection). */
+  get overrides(): RouterOverridesSync {
+    return this.sync;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const log = this.logger.child({ component: 'router' });
+    if (this.options.probesAndWatcher !== false) {
+      const probes = this.router.config.config.probes;
+      if (probes.enabled) {
+        this.prober = new TargetProber(this.router, {
+          livenessIntervalMs: probes.liveness_interval_ms,
+          inferenceIntervalMs: probes.inference_interval_ms,
+          timeoutMs: probes.timeout_ms,
+          secrets: secretsFromEnv(),
+          logger: log,
+        });
+        this.prober.start();
+      }
+      this.watcher = new RouterConfigWatcher({
+        filePath: this.config.ROUTER_CONFIG,
+        // A reload may bring back a drained target the hash names: re-apply the overrides at once.
+        apply: (next) => {
+          this.router.reload(next);
+          void this.sync.resync('config reload').catch(() => undefined);
+        },
+        logger: log,
+      });
+      this.watcher.start();
+    }
+    await this.sync.start();
+    this.publisher.start();
+    log.info({ process_id: this.identity.processId, role: this.identity.role }, 'router fleet sync started');
+  }
+
+  /** An operator's drain / enable / force-primary: shared with every process through Redis, and applied here. */
+  applyOverride(change: OverrideAction): Promise<void> {
+    return this.sync.apply(change);
+  }
+
+  /** Every process's live view of every target (this process's own view is live, age 0). */
+  async fleet(now: number = Date.now()): Promise<Map<string, FleetTargetView>> {
+    const reports = await readFleetReports(this.redis, this.config.QUEUE_PREFIX, now, this.publisher.ttlMs);
+    return buildFleetView(reports, now, { ...this.identity, reportedAt: now, targets: this.router.snapshot() });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.prober?.stop();
+    this.watcher?.stop();
+    await Promise.allSettled([this.sync.stop(), this.publisher.stop()]);
+  }
+}

@@ -54,15 +54,37 @@ const json = (status: number, body: unknown): Behaviour => (res) => {
   res.end(JSON.stringify(body));
 };
 
-const answer = (content: string, usage = { prompt_tokens: 1200, completion_tokens: 300 }): Behaviour => (res, body) =>
-  json(200, {
+/** A completion, streamed as SSE when the request asks for a stream (the router always does). */
+const completion = (content: string, usage: { prompt_tokens: number; completion_tokens: number } | null): Behaviour => (res, body) => {
+  const usageBody = usage === null ? undefined : { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+  if (body.stream !== true) {
+    json(200, {
+      id: 'chatcmpl-test',
+      object: 'chat.completion',
+      created: 1,
+      model: body.model,
+      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+      ...(usageBody ? { usage: usageBody } : {}),
+    })(res, body);
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const chunk = (delta: Record<string, unknown>, finish: string | null) => ({
     id: 'chatcmpl-test',
-    object: 'chat.completion',
+    object: 'chat.completion.chunk',
     created: 1,
     model: body.model,
-    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-  })(res, body);
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  const frames: unknown[] = [chunk({ role: 'assistant', content: '' }, null)];
+  for (let i = 0; i < content.length; i += 8) frames.push(chunk({ content: content.slice(i, i + 8) }, null));
+  frames.push(chunk({}, 'stop'));
+  if (usageBody) frames.push({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 1, model: body.model, choices: [], usage: usageBody });
+  for (const frame of frames) res.write(`data: ${JSON.stringify(frame)}\n\n`);
+  res.end('data: [DONE]\n\n');
+};
+
+const answer = (content: string, usage = { prompt_tokens: 1200, completion_tokens: 300 }): Behaviour => completion(content, usage);
 
 const fail = (status: number): Behaviour => json(status, { error: { message: `failing with ${status}`, type: 'test' } });
 const hang: Behaviour = () => undefined;
@@ -176,21 +198,18 @@ describe('Router.chat', () => {
       temperature: 0.2,
       response_format: { type: 'json_object' },
     });
-    expect(request!.body.stream).toBeFalsy();
+    // Always streamed: the router watches for the first token.
+    expect(request!.body.stream).toBe(true);
   });
 
   it('sends "not-needed" to a local target without a key and estimates missing usage', async () => {
-    const local = await fakeUpstream((res, body) =>
-      json(200, { id: 'x', object: 'chat.completion', created: 1, model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: 'abcdefgh' }, finish_reason: 'stop' }] })(
-        res,
-        body,
-      ),
-    );
+    const local = await fakeUpstream(completion('hello there', null));
     const router = routerFor([{ name: 'local_a', port: local.port, extra: '\n      api_key_env: LOCAL_KEY' }]);
     const result = await router.chat({ meta: meta(), messages: [{ role: 'user', content: 'x'.repeat(40) }] });
     expect(local.received[0]!.headers.authorization).toBe('Bearer not-needed');
     expect(local.received[0]!.body).not.toHaveProperty('response_format');
-    expect(result.usage).toEqual({ inputTokens: 10, outputTokens: 2, estimated: true });
+    // Counted with the o200k tokenizer: the message's tokens plus the per-message overhead.
+    expect(result.usage).toEqual({ inputTokens: 9, outputTokens: 2, estimated: true });
   });
 
   it('fails over to the next target on a 500, without SDK retries', async () => {
@@ -255,7 +274,7 @@ describe('Router.chat', () => {
     const result = await router.chat({ meta: meta(), messages });
 
     expect(result.target).toBe('second');
-    expect(result.attempts[0]).toMatchObject({ target: 'stuck', errorClass: 'timeout', message: 'no answer within 200 ms' });
+    expect(result.attempts[0]).toMatchObject({ target: 'stuck', errorClass: 'timeout', message: 'no first token within 200 ms' });
     expect(result.attempts[0]!.latencyMs).toBeGreaterThanOrEqual(190);
     expect(result.attempts[0]!.latencyMs).toBeLessThan(2000);
   });
@@ -363,7 +382,8 @@ describe('Router.chat', () => {
       { name: 'big', port: big.port },
     ]);
     expect(router.decide(meta({ estimated_input_tokens: 900 })).candidates[0]).toMatchObject({ target: 'small', reason: 'context_window' });
-    const result = await router.chat({ meta: meta(), messages: [{ role: 'user', content: 'x'.repeat(3600) }] });
+    const words = Array.from({ length: 900 }, (_, i) => `word${i}`).join(' ');
+    const result = await router.chat({ meta: meta(), messages: [{ role: 'user', content: words }] });
     expect(result.target).toBe('big');
     expect(small.received).toHaveLength(0);
   });

@@ -1,11 +1,20 @@
 import type { RequestMeta } from '@switchyard/contracts';
 import type { Logger } from '@switchyard/observability';
+import type { DecisionExplanation, RouterAdmin, TargetSnapshot } from './admin/router-admin';
+import { explainDecision, snapshotTarget, UnknownTargetError } from './admin/router-admin.views';
+import { backoffDelayMs, parseRetryAfterMs } from './backoff/backoff';
+import { CallRetryBudget, InMemoryRetryBudgetStore, type RetryBudgetStore } from './budget/retry-budget';
+import { looksLikeJsonObject } from './calls/bad-output';
+import { ContextWindowExceededError } from './calls/context-window.error';
 import { costUsd, type TokenUsage } from './calls/cost';
-import { AttemptDeadline } from './calls/deadline';
-import { estimateTokens } from './calls/estimate-tokens';
+import { countTextTokens, estimateTokens } from './calls/estimate-tokens';
 import { CallAbortedError, RouterCallError, type AttemptRecord } from './calls/router-call.error';
-import { classifyUpstreamError, UpstreamError } from './calls/upstream-error';
+import { classifyUpstreamError, retryAfterHeader, UpstreamError } from './calls/upstream-error';
+import { systemClock, type Clock } from './clock';
 import type { CompiledRouterConfig } from './config/compile-router-config';
+import type { RoutingPolicy, TargetConfig } from './config/router-config.schema';
+import type { FailureClass } from './health/health-settings';
+import type { AttemptEvent, CallObserver } from './observe/call-observer';
 import { missingApiKeyFilter, resolveApiKey, type SecretResolver } from './providers/api-key';
 import type { ChatMessage, ProviderResult } from './providers/chat-provider';
 import { ProviderRegistry, type ProviderFactory } from './providers/provider-registry';
@@ -13,18 +22,28 @@ import { contextWindowFilter, sensitiveRequiresLocal, type CandidateFilter } fro
 import { decideRoute, type DecideOptions } from './routing/decide';
 import { NoEligibleTargetError } from './routing/no-eligible-target.error';
 import type { RoutingDecision } from './routing/routing-decision';
-import type { AttemptEvent, CallObserver } from './observe/call-observer';
+import { scoreTarget } from './scoring/target-score';
+import { LIVE_DROP_REASONS, liveTargetFilter } from './state/live-target-filter';
+import { TargetStateRegistry, type AttemptObservation } from './state/target-state';
+import { attemptTotalMs, StagedDeadline } from './timing/staged-deadline';
 
 export interface RouterOptions {
   config: CompiledRouterConfig;
   secrets: SecretResolver;
   logger: Logger;
-  /** Run after the built-in filters (missing API key, context window), in order. */
+  /** Run after the built-in filters (missing API key, context window, live state), in order. */
   filters?: readonly CandidateFilter[];
   /** How a target is spoken to; OpenAI-compatible HTTP unless given. */
   providerFactory?: ProviderFactory;
   /** Told of every upstream attempt (cost ledger, metrics). */
   observers?: readonly CallObserver[];
+  /** Where a job's retry budget is counted; in memory (this process only) unless given. */
+  retryBudget?: RetryBudgetStore;
+  clock?: Clock;
+  /** 0..1, for jitter and recovery shares. */
+  random?: () => number;
+  /** Waits between attempts (backoff); resolves early when `signal` aborts. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 export interface ChatCallRequest {
@@ -33,7 +52,7 @@ export interface ChatCallRequest {
   /** Defaults to `meta.max_output_tokens`. */
   maxTokens?: number;
   temperature?: number;
-  /** Asks for `response_format: {type: 'json_object'}`. */
+  /** Asks for `response_format: {type: 'json_object'}`; a reply that is not a JSON object counts as bad output. */
   jsonMode?: boolean;
   excludeTargets?: ReadonlySet<string> | readonly string[];
   /** Forwarded upstream, e.g. x-switchyard-task, x-switchyard-step, x-switchyard-idempotency-key. */
@@ -41,6 +60,11 @@ export interface ChatCallRequest {
   signal?: AbortSignal;
   /** Who made the call: recorded in the cost ledger, and the job is the retry budget's scope. */
   context?: CallContext;
+  /**
+   * Each piece of content as it streams. Once a piece has been handed out the call can no
+   * longer fail over (the caller has part of an answer), so a later failure ends the call.
+   */
+  onDelta?: (text: string, target: string) => void;
 }
 
 export interface CallContext {
@@ -65,58 +89,131 @@ export interface ChatCallResult {
 }
 
 type AttemptOutcome =
-  | { ok: true; record: AttemptRecord; result: ProviderResult }
-  | { ok: false; record: AttemptRecord; error: UpstreamError }
+  | { ok: true; record: AttemptRecord; result: ProviderResult; badOutput: boolean }
+  | { ok: false; record: AttemptRecord; error: UpstreamError; streamed: boolean; retryAfterMs?: number }
   | { ok: false; record: AttemptRecord; aborted: unknown };
 
+const sleepWithSignal = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+
 /**
- * Routes model calls: decides a target per attempt, calls it, classifies failures and
- * fails over to the next eligible target. Plain TypeScript; apps wrap it.
+ * Routes model calls: decides a target per attempt over live health, breaker, quota and
+ * recovery state, calls it with three-stage timeouts, classifies failures and fails over
+ * within one deadline and the job's retry budget. Plain TypeScript; apps wrap it.
  */
-export class Router {
-  readonly config: CompiledRouterConfig;
+export class Router implements RouterAdmin {
+  private current: CompiledRouterConfig;
   private readonly secrets: SecretResolver;
   private readonly logger: Logger;
-  private readonly filters: readonly CandidateFilter[];
+  private readonly extraFilters: readonly CandidateFilter[];
   private readonly providers: ProviderRegistry;
   private readonly observers: readonly CallObserver[];
+  private readonly states: TargetStateRegistry;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  private readonly budgetStore: RetryBudgetStore;
+  private filters: readonly CandidateFilter[] = [];
+  /** The same filters with recovery shares off: the second look when nothing else is left. */
+  private filtersWithoutShare: readonly CandidateFilter[] = [];
+  private forced: string | undefined;
+  private readonly score = (target: TargetConfig, policy: RoutingPolicy): number => {
+    const state = this.states.get(target.name);
+    return scoreTarget(target, policy, {
+      health: state?.health.score ?? 100,
+      firstTokenP50Ms: state?.window.meanFirstTokenMs(this.clock.now()) ?? null,
+    });
+  };
 
   constructor(options: RouterOptions) {
-    this.config = options.config;
+    this.current = options.config;
     this.secrets = options.secrets;
     this.logger = options.logger;
-    this.filters = [missingApiKeyFilter(options.secrets), contextWindowFilter(), ...(options.filters ?? [])];
+    this.extraFilters = options.filters ?? [];
     this.providers = new ProviderRegistry(options.providerFactory);
     this.observers = options.observers ?? [];
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
+    this.sleep = options.sleep ?? sleepWithSignal;
+    this.budgetStore = options.retryBudget ?? new InMemoryRetryBudgetStore(this.clock);
+    this.states = new TargetStateRegistry(options.config.config);
+    this.buildFilters();
+  }
+
+  get config(): CompiledRouterConfig {
+    return this.current;
+  }
+
+  /**
+   * Applies a new compiled config. Targets that still exist keep their health, breaker and
+   * in-flight state; a forced primary that no longer exists is cleared.
+   */
+  reload(config: CompiledRouterConfig): void {
+    this.current = config;
+    this.states.reload(config.config);
+    if (this.forced !== undefined && !config.targetsByName.has(this.forced)) this.forced = undefined;
+    this.buildFilters();
   }
 
   /** The decision this router would make now; `options.filters` run after the router's own. */
   decide(meta: RequestMeta, options: DecideOptions = {}): RoutingDecision {
-    const filters = options.filters === undefined || options.filters.length === 0 ? this.filters : [...this.filters, ...options.filters];
-    return decideRoute(this.config, meta, { excludeTargets: options.excludeTargets, filters });
+    const extra = options.filters;
+    const decideWith = (filters: readonly CandidateFilter[]) =>
+      decideRoute(this.current, meta, {
+        excludeTargets: options.excludeTargets,
+        filters: extra === undefined || extra.length === 0 ? filters : [...filters, ...extra],
+        forcedPrimary: options.forcedPrimary ?? this.forced,
+        score: this.score,
+      });
+    try {
+      return decideWith(this.filters);
+    } catch (error) {
+      // A recovering target held back by its share is still better than no target at all.
+      if (error instanceof NoEligibleTargetError && error.explanation.candidates.some((c) => c.reason === LIVE_DROP_REASONS.recovering)) {
+        return decideWith(this.filtersWithoutShare);
+      }
+      throw error;
+    }
   }
 
   /**
    * One model call with failover. Throws `NoEligibleTargetError` when no target may serve it,
-   * `RouterCallError` when every attempt failed, `CallAbortedError` when `signal` aborted.
+   * `ContextWindowExceededError` when the input fits no target, `RouterCallError` when every
+   * attempt failed or the job's retry budget is spent, `CallAbortedError` when `signal` aborted.
    */
   async chat(request: ChatCallRequest): Promise<ChatCallResult> {
     const started = performance.now();
     const meta: RequestMeta =
       request.meta.estimated_input_tokens === undefined ? { ...request.meta, estimated_input_tokens: estimateTokens(request.messages) } : request.meta;
-    // meta.timeout_ms bounds the whole call; each attempt is also bounded by its target's timeout.
-    const budgetEnd = meta.timeout_ms === undefined ? Number.POSITIVE_INFINITY : started + meta.timeout_ms;
+    this.assertContextFits(meta);
+    const config = this.current.config;
+    // One deadline for the whole chain: meta.timeout_ms; each attempt is also bounded by its target's timeouts.
+    const deadlineEnd = meta.timeout_ms === undefined ? Number.POSITIVE_INFINITY : started + meta.timeout_ms;
+    const budget = new CallRetryBudget(this.budgetStore, config.retry_budget_per_job, request.context?.jobId);
     const excluded = new Set(request.excludeTargets ?? []);
     const attempts: AttemptRecord[] = [];
-    const maxAttempts = this.config.config.max_attempts_per_call;
+    const maxAttempts = config.max_attempts_per_call;
     let lastError: UpstreamError | undefined;
     let stopReason = `${maxAttempts} attempts allowed per call`;
+    let rateLimitedRetries = 0;
 
     while (attempts.length < maxAttempts) {
       if (request.signal?.aborted) throw new CallAbortedError(attempts, { cause: request.signal.reason });
-      const remainingMs = budgetEnd - performance.now();
+      const remainingMs = deadlineEnd - performance.now();
       if (remainingMs < 1) {
         stopReason = `the call's timeout of ${meta.timeout_ms} ms is spent`;
+        break;
+      }
+      if (await budget.exhausted()) {
+        stopReason = `the retry budget of ${budget.limit} failed upstream attempts${request.context?.jobId ? ` for job ${request.context.jobId}` : ''} is spent`;
         break;
       }
       let decision: RoutingDecision;
@@ -130,27 +227,146 @@ export class Router {
         throw error;
       }
 
-      const outcome = await this.attempt(decision, meta, request, Math.min(decision.target.timeout_ms, Math.floor(remainingMs)));
+      const outcome = await this.attempt(decision, meta, request, remainingMs);
       attempts.push(outcome.record);
       this.notify(decision, meta, request, outcome);
       if (outcome.ok) return this.result(outcome.result, outcome.record, decision, meta, attempts, started);
       if ('aborted' in outcome) throw new CallAbortedError(attempts, { cause: outcome.aborted });
       lastError = outcome.error;
+      await budget.spend();
       if (!lastError.retryable) {
         stopReason = 'a bad request is not retried';
         break;
       }
+      if (outcome.streamed) {
+        stopReason = 'part of the answer had already been streamed to the caller';
+        break;
+      }
       excluded.add(decision.target.name);
+      if (lastError.errorClass === 'rate_limited') {
+        // SPEC §3.5: a short backoff, then another target (the limited one cools down for its Retry-After).
+        const delay = Math.min(backoffDelayMs(rateLimitedRetries, this.backoffSettings(), this.random), config.backoff.max_ms, deadlineEnd - performance.now());
+        rateLimitedRetries += 1;
+        if (delay > 0) await this.sleep(delay, request.signal);
+      }
     }
 
     const errorClass = lastError?.errorClass ?? 'timeout';
     throw new RouterCallError(attempts, errorClass, { cause: lastError, reason: stopReason });
   }
 
-  private async attempt(decision: RoutingDecision, meta: RequestMeta, request: ChatCallRequest, timeoutMs: number): Promise<AttemptOutcome> {
+  /**
+   * An agent found a reply it could not use (e.g. it failed its schema): counts as bad
+   * output of that target. JSON-mode replies that are not JSON are already counted by the router.
+   */
+  reportBadOutput(targetName: string): void {
+    this.states.get(targetName)?.observe(this.clock.now(), { ok: false, failure: 'bad_output', latencyMs: 0 });
+  }
+
+  /**
+   * An active probe's result (see `TargetProber`). A cold start is neither a success nor a
+   * failure. A passing liveness probe only says the server is up; a passing 1-token
+   * inference says it answers, which lifts an excluded target back to the threshold.
+   */
+  recordProbe(targetName: string, result: { ok: boolean; coldStart?: boolean; failure?: FailureClass; latencyMs: number; kind?: 'liveness' | 'inference' }): void {
+    const state = this.states.get(targetName);
+    if (state === undefined) return;
+    if (result.coldStart) {
+      state.coldStart = true;
+      return;
+    }
+    if (result.ok) {
+      state.coldStart = false;
+      if (result.kind !== 'liveness') state.health.recordProbeSuccess();
+      return;
+    }
+    state.observe(this.clock.now(), { ok: false, failure: result.failure ?? 'network', latencyMs: result.latencyMs });
+  }
+
+  // ---- RouterAdmin ----
+
+  snapshot(): TargetSnapshot[] {
+    const now = this.clock.now();
+    return this.current.targets.map((target) => snapshotTarget(target, this.states.get(target.name)!, now, this.current.config, this.forced === target.name));
+  }
+
+  explain(meta: RequestMeta): DecisionExplanation {
+    const byName = this.current.targetsByName;
+    try {
+      return explainDecision(this.decide(meta), byName, this.score);
+    } catch (error) {
+      if (error instanceof NoEligibleTargetError) return explainDecision(error.explanation, byName, this.score, error.message);
+      throw error;
+    }
+  }
+
+  drain(target: string): void {
+    this.stateOf(target).drained = true;
+    this.logger.warn({ target }, 'target drained by an operator');
+  }
+
+  enable(target: string): void {
+    const state = this.stateOf(target);
+    state.drained = false;
+    state.coolingUntil = 0;
+    state.breaker.reset();
+    this.logger.warn({ target }, 'target enabled by an operator');
+  }
+
+  forcePrimary(target: string | null): void {
+    if (target !== null) this.stateOf(target);
+    this.forced = target ?? undefined;
+    this.logger.warn({ target }, target === null ? 'forced primary cleared' : 'forced primary set by an operator');
+  }
+
+  // ---- internals ----
+
+  private stateOf(name: string) {
+    const state = this.states.get(name);
+    if (state === undefined) throw new UnknownTargetError(name, this.states.names());
+    return state;
+  }
+
+  private buildFilters(): void {
+    const base = [missingApiKeyFilter(this.secrets), contextWindowFilter(this.current.config.context_max_share)];
+    const live = (applyShare: boolean) => liveTargetFilter(this.states, this.clock, { overload: this.overloadSettings(), random: this.random, applyShare });
+    this.filters = [...base, live(true), ...this.extraFilters];
+    this.filtersWithoutShare = [...base, live(false), ...this.extraFilters];
+  }
+
+  private overloadSettings() {
+    const o = this.current.config.overload;
+    return { firstTokenMs: o.first_token_ms, queue: o.queue };
+  }
+
+  private backoffSettings() {
+    const b = this.current.config.backoff;
+    return { baseMs: b.base_ms, maxMs: b.max_ms, jitterMs: b.jitter_ms };
+  }
+
+  /** SPEC §3.3: no target that may serve the request can hold its input → a clear, non-retryable error. */
+  private assertContextFits(meta: RequestMeta): void {
+    const tokens = meta.estimated_input_tokens;
+    if (tokens === undefined) return;
+    const share = this.current.config.context_max_share;
+    let fits = false;
+    for (const target of this.current.targets) {
+      if (sensitiveRequiresLocal(target, meta) === null && tokens <= target.context_window * share) {
+        fits = true;
+        break;
+      }
+    }
+    if (fits) return;
+    const windows = this.current.targets
+      .filter((target) => sensitiveRequiresLocal(target, meta) === null)
+      .map((target) => ({ target: target.name, contextWindow: target.context_window, limit: Math.floor(target.context_window * share) }));
+    throw new ContextWindowExceededError(tokens, windows, share);
+  }
+
+  private async attempt(decision: RoutingDecision, meta: RequestMeta, request: ChatCallRequest, remainingMs: number): Promise<AttemptOutcome> {
     const { target, rule } = decision;
     // decideRoute already enforces this; checking again at the point of egress keeps any
-    // future path around the decision (manual force, hedging) from sending sensitive data out.
+    // path around the decision (manual force, hedging) from sending sensitive data out.
     if (sensitiveRequiresLocal(target, meta) !== null) {
       throw new Error(`refusing to send a sensitive request to non-local target "${target.name}"`);
     }
@@ -158,35 +374,81 @@ export class Router {
     const apiKey = resolveApiKey(target, this.secrets);
     if (apiKey === undefined) {
       const error = new UpstreamError(target.name, 'auth', `environment variable ${target.api_key_env} holds no key`);
-      return { ok: false, error, record: { ...base, outcome: 'error', errorClass: 'auth', latencyMs: 0, message: error.message } };
+      return { ok: false, error, streamed: false, record: { ...base, outcome: 'error', errorClass: 'auth', latencyMs: 0, message: error.message } };
     }
 
+    const state = this.states.get(target.name)!;
+    const maxTokens = request.maxTokens ?? meta.max_output_tokens;
+    const totalMs = attemptTotalMs(target, maxTokens, remainingMs, null);
+    const deadline = new StagedDeadline(
+      { connectMs: this.current.config.timeouts.connect_ms, firstTokenMs: target.first_token_timeout_ms, totalMs },
+      request.signal,
+    );
     const provider = this.providers.get(target, apiKey);
-    const deadline = new AttemptDeadline(timeoutMs, request.signal);
+    state.begin(this.clock.now(), (meta.estimated_input_tokens ?? 0) + (maxTokens ?? 0));
+    const onDelta = request.onDelta;
+    let streamed = false;
     const attemptStart = performance.now();
     try {
       const result = await provider.complete({
         messages: request.messages,
-        maxTokens: request.maxTokens ?? meta.max_output_tokens,
+        maxTokens,
         temperature: request.temperature,
         jsonMode: request.jsonMode,
         headers: request.headers,
         signal: deadline.signal,
-        timeoutMs,
+        timeoutMs: totalMs,
+        onHeaders: () => deadline.headersReceived(),
+        onFirstToken: () => deadline.firstToken(),
+        ...(onDelta === undefined
+          ? {}
+          : {
+              onDelta: (text: string) => {
+                streamed = true;
+                onDelta(text, target.name);
+              },
+            }),
       });
       const latencyMs = elapsed(attemptStart);
-      this.logger.debug({ target: target.name, rule, latencyMs }, 'upstream call succeeded');
-      return { ok: true, result, record: { ...base, model: result.model, outcome: 'ok', latencyMs } };
+      const badOutput = request.jsonMode === true && !looksLikeJsonObject(result.content);
+      const outputTokens = result.usage?.outputTokens ?? countTextTokens(result.content);
+      state.end(this.clock.now(), {
+        ok: !badOutput,
+        ...(badOutput ? { failure: 'bad_output' as const } : {}),
+        latencyMs,
+        outputTokens,
+        ...(result.firstTokenMs === undefined ? {} : { firstTokenMs: result.firstTokenMs }),
+      });
+      if (badOutput) this.logger.warn({ target: target.name, rule, latencyMs }, 'upstream answered, but not with the JSON asked for (bad output)');
+      else this.logger.debug({ target: target.name, rule, latencyMs }, 'upstream call succeeded');
+      return {
+        ok: true,
+        result,
+        badOutput,
+        record: { ...base, model: result.model, outcome: 'ok', latencyMs, ...(result.firstTokenMs === undefined ? {} : { firstTokenMs: result.firstTokenMs }) },
+      };
     } catch (error) {
       const latencyMs = elapsed(attemptStart);
       if (deadline.callerAborted) {
+        state.inFlight = Math.max(0, state.inFlight - 1);
         return { ok: false, aborted: error, record: { ...base, outcome: 'error', latencyMs, message: 'aborted by the caller' } };
       }
       const { errorClass, status } = classifyUpstreamError(error, { timedOut: deadline.timedOut });
-      const reason = deadline.timedOut ? `no answer within ${timeoutMs} ms` : error instanceof Error ? error.message : String(error);
+      const stage = deadline.timedOutStage;
+      const reason =
+        stage !== undefined ? `no ${stage === 'connect' ? 'response' : stage === 'first_token' ? 'first token' : 'complete answer'} within ${deadline.limitOf(stage)} ms` : describe(error);
+      const retryAfterMs = errorClass === 'rate_limited' ? parseRetryAfterMs(retryAfterHeader(error), Date.now()) : undefined;
+      const observation: AttemptObservation = { ok: false, failure: errorClass, latencyMs, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+      state.end(this.clock.now(), observation);
       const upstream = new UpstreamError(target.name, errorClass, reason, status, { cause: error });
-      this.logger.warn({ target: target.name, rule, errorClass, status, latencyMs }, 'upstream call failed');
-      return { ok: false, error: upstream, record: { ...base, outcome: 'error', errorClass, status, latencyMs, message: reason } };
+      this.logger.warn({ target: target.name, rule, errorClass, status, latencyMs, stage }, 'upstream call failed');
+      return {
+        ok: false,
+        error: upstream,
+        streamed,
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+        record: { ...base, outcome: 'error', errorClass, status, latencyMs, message: reason },
+      };
     } finally {
       deadline.dispose();
     }
@@ -195,17 +457,19 @@ export class Router {
   private notify(decision: RoutingDecision, meta: RequestMeta, request: ChatCallRequest, outcome: AttemptOutcome): void {
     if (this.observers.length === 0) return;
     const usage = outcome.ok ? this.usageOf(outcome.result, meta) : undefined;
+    const firstTokenMs = outcome.ok ? outcome.result.firstTokenMs : undefined;
     const event: AttemptEvent = {
       at: new Date(),
       target: decision.target,
       rule: decision.rule,
       meta,
       context: request.context,
-      outcome: outcome.record.outcome,
+      outcome: outcome.ok && outcome.badOutput ? 'bad_output' : outcome.record.outcome,
       ...(outcome.record.errorClass ? { errorClass: outcome.record.errorClass } : {}),
       ...(outcome.record.status !== undefined ? { status: outcome.record.status } : {}),
       ...(usage ? { usage } : {}),
       latencyMs: outcome.record.latencyMs,
+      ...(firstTokenMs === undefined ? {} : { firstTokenMs }),
       costUsd: usage ? costUsd(decision.target, usage) : 0,
     };
     for (const observer of this.observers) {
@@ -220,7 +484,7 @@ export class Router {
   private usageOf(result: ProviderResult, meta: RequestMeta): TokenUsage & { estimated: boolean } {
     return result.usage
       ? { ...result.usage, estimated: false }
-      : { inputTokens: meta.estimated_input_tokens ?? 0, outputTokens: estimateTokens([{ content: result.content }]), estimated: true };
+      : { inputTokens: meta.estimated_input_tokens ?? 0, outputTokens: countTextTokens(result.content), estimated: true };
   }
 
   private result(
@@ -243,6 +507,10 @@ export class Router {
       attempts,
     };
   }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function elapsed(since: number): number {

@@ -89,6 +89,7 @@ describe('migrateDatabase', () => {
         'agent_task_state_parent_idx',
         'agent_task_state_job_idx',
         'agent_task_state_running_heartbeat_idx',
+        'agent_task_state_pending_idx',
         'agent_task_state_tenant_jobs_idx',
         'agent_task_state_idempotency_idx',
       ].sort(),
@@ -99,6 +100,10 @@ describe('migrateDatabase', () => {
     const running = indexes.get('agent_task_state_running_heartbeat_idx')!;
     expect(running).toMatch(/\(updated_at\)/);
     expect(running).toMatch(/WHERE \(status = 'running'::task_status\)/);
+
+    const pending = indexes.get('agent_task_state_pending_idx')!;
+    expect(pending).toMatch(/\(updated_at, task_id\)/);
+    expect(pending).toMatch(/WHERE \(status = 'pending'::task_status\)/);
 
     const jobs = indexes.get('agent_task_state_tenant_jobs_idx')!;
     expect(jobs).toMatch(/\(tenant_id, created_at DESC NULLS LAST, task_id DESC NULLS LAST\)/);

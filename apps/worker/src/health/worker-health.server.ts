@@ -1,15 +1,23 @@
 import { createServer, type Server } from 'node:http';
 import type { Redis } from 'ioredis';
+import { PROMETHEUS_CONTENT_TYPE, type MetricsRegistry } from '@switchyard/observability';
 import { checkDependencies } from '@switchyard/platform';
 import type { DatabaseHandle } from '@switchyard/state';
 
-/** WORKER_PORT: /healthz (alive) and /readyz (Postgres and Redis answer) for an orchestrator's probes. */
-export function startWorkerHealthServer(port: number, host: string, database: DatabaseHandle, redis: Redis): Promise<Server> {
+/**
+ * WORKER_PORT: /healthz (alive) and /readyz (Postgres and Redis answer) for an orchestrator's
+ * probes, and /metrics (Prometheus text: this worker's upstream calls, ledger, process).
+ */
+export function startWorkerHealthServer(port: number, host: string, database: DatabaseHandle, redis: Redis, metrics?: MetricsRegistry): Promise<Server> {
   const server = createServer((req, res) => {
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     };
     if (req.method === 'GET' && req.url === '/healthz') return send(200, { status: 'ok' });
+    if (req.method === 'GET' && req.url === '/metrics' && metrics) {
+      res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store' }).end(metrics.render());
+      return;
+    }
     if (req.method === 'GET' && req.url === '/readyz') {
       void checkDependencies(database, redis).then((checks) => {
         const ready = checks.every((c) => c.ok);

@@ -9,6 +9,9 @@ import type { ShutdownSignal } from './shutdown-signal';
 /** How long a duplicate delivery waits before checking again whether the task's owner finished. */
 export const BUSY_RECHECK_MS = 5_000;
 
+/** How long a fan-in task whose dependencies are unfinished waits before checking again. */
+export const BLOCKED_RECHECK_MS = 1_000;
+
 /** Pause before the n-th look for an eligible model target: 1, 2, 4, 8, then 15 s. */
 export function targetWaitDelayMs(checks: number): number {
   return Math.min(15_000, 1_000 * 2 ** Math.max(0, checks - 1));
@@ -54,6 +57,13 @@ export abstract class TaskProcessor extends WorkerHost {
         case 'lease_lost':
           return { outcome: outcome.kind };
         case 'busy':
+          if (outcome.waitingFor === 'dependencies') {
+            // A flow parent released before Postgres says every dependency finished (a child
+            // job whose worker lost its lease completes in BullMQ): Postgres decides; look again.
+            this.logger.info({ task_id: payload.task_id, queue: this.role }, 'task dependencies unfinished; rechecking later');
+            await job.moveToDelayed(Date.now() + BLOCKED_RECHECK_MS, token);
+            throw new DelayedError();
+          }
           // Another worker holds the task (an at-least-once duplicate): look again later,
           // without spending an attempt, so the flow's parent never runs ahead of it.
           this.logger.info({ task_id: payload.task_id, queue: this.role }, 'task held by another worker; rechecking later');

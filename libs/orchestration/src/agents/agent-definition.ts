@@ -48,6 +48,12 @@ export interface FinalStepDefinition {
 /** An agent role: an ordered list of checkpointed steps, the last of which yields the output. */
 export interface AgentDefinition {
   role: AgentRole;
+  /**
+   * Fan-in: roles whose tasks (in the same job) must all have finished before a task of this
+   * role may start. Checked in Postgres when the task is claimed, so it holds whatever the
+   * queue does (a flow parent released early, a job rebuilt after Redis lost it).
+   */
+  after?: readonly AgentRole[];
   steps: [...StepDefinition[], FinalStepDefinition];
 }
 

@@ -20,3 +20,10 @@ export function agentRegistry(agents: readonly AgentDefinition[] = AGENTS): Read
   if (missing.length) throw new Error(`no agent definition for role(s): ${missing.join(', ')}`);
   return byRole;
 }
+
+/** role → the roles it waits for, as the task claim and the sweeper's reconcile read it. */
+export function roleDependencies(agents: ReadonlyMap<AgentRole, AgentDefinition>): Record<string, readonly string[]> {
+  const deps: Record<string, readonly string[]> = {};
+  for (const [role, agent] of agents) if (agent.after?.length) deps[role] = [...agent.after];
+  return deps;
+}

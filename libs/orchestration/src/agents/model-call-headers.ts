@@ -4,14 +4,22 @@ import type { ModelCallContext } from './model-router.port';
 
 /**
  * Headers every model call of a step carries upstream: they let an idempotent upstream (and
- * the simulator's call log) tie a call to its task and step.
+ * the simulator's call log) tie a call to its task and step. The per-call idempotency key
+ * is added by the call itself (see `modelCallKey`).
  */
 export function modelCallHeaders(ctx: Pick<StepContext, 'task' | 'step'>): Record<string, string> {
   return {
     'x-switchyard-task': ctx.task.taskId,
     'x-switchyard-step': String(ctx.step),
-    'x-switchyard-idempotency-key': `${ctx.task.taskId}:${ctx.step}:${ctx.task.retryCount}`,
   };
+}
+
+/**
+ * The paid-once key of the n-th model call (1-based) of a task's step. The same on every
+ * replay of the step, whichever worker or retry runs it: never the task's retry count.
+ */
+export function modelCallKey(taskId: string, step: number, call: number): string {
+  return `${taskId}:${step}:${call}`;
 }
 
 export function modelCallContext(ctx: Pick<StepContext, 'task' | 'step'>): ModelCallContext {

@@ -17,6 +17,11 @@ export interface ModelChatRequest {
   jsonMode?: boolean;
   excludeTargets?: string[];
   headers?: Record<string, string>;
+  /**
+   * (task, step, call of the step): an answer already obtained for this key is reused instead
+   * of paying for the call again (see IdempotentModelRouter). Not the task's retry count.
+   */
+  idempotencyKey?: string;
   signal?: AbortSignal;
   context?: ModelCallContext;
 }
@@ -49,8 +54,12 @@ export interface ModelChatResult {
   latencyMs: number;
   costUsd: number;
   attempts: ModelAttempt[];
+  /** The answer came from the paid-once store, not from a new upstream call. */
+  reused?: boolean;
 }
 
 export interface ModelRouter {
   chat(request: ModelChatRequest): Promise<ModelChatResult>;
+  /** A reply that was JSON but not the summary asked for: counts against the target's health. */
+  reportBadOutput?(target: string): void;
 }

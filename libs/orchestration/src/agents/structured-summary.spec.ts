@@ -48,7 +48,12 @@ type Reply = { content: string; target: string; costUsd?: number } | Error;
 /** A router at the port: answers from a script and records every request. */
 class ScriptedRouter implements ModelRouter {
   readonly requests: ModelChatRequest[] = [];
+  readonly badOutputReports: string[] = [];
   constructor(private readonly replies: Reply[]) {}
+
+  reportBadOutput(target: string): void {
+    this.badOutputReports.push(target);
+  }
 
   async chat(request: ModelChatRequest): Promise<ModelChatResult> {
     this.requests.push(request);
@@ -175,5 +180,28 @@ describe('callForSummary', () => {
     const { maxTokens: _omit, ...withoutMax } = call();
     await callForSummary(router, withoutMax);
     expect(router.requests[0]).not.toHaveProperty('maxTokens');
+  });
+});
+
+describe('callForSummary: bad output reported to the router', () => {
+  const meta = RequestMetaSchema.parse({ task_type: 'extract', complexity: 'low' });
+  const base = { meta, messages: [{ role: 'user' as const, content: 'Summarise.' }], step: 1, headers: {}, context: { tenantId: 't', jobId: 'j', taskId: 'k', step: 1 }, signal: new AbortController().signal };
+
+  it('reports a JSON reply of the wrong shape, which only the agent can judge', async () => {
+    const router = new ScriptedRouter([
+      { content: JSON.stringify({ answer: 'no summary fields' }), target: 'local_vllm_7b' },
+      { content: JSON.stringify(GOOD), target: 'local_vllm_32b' },
+    ]);
+    await callForSummary(router, base);
+    expect(router.badOutputReports).toEqual(['local_vllm_7b']);
+  });
+
+  it('leaves non-JSON replies to the router, which counts them itself', async () => {
+    const router = new ScriptedRouter([
+      { content: 'Sure! Here is what I found.', target: 'local_vllm_7b' },
+      { content: JSON.stringify(GOOD), target: 'local_vllm_32b' },
+    ]);
+    await callForSummary(router, base);
+    expect(router.badOutputReports).toEqual([]);
   });
 });

@@ -1,4 +1,6 @@
+import { looksLikeJsonObject } from '@switchyard/router';
 import { ModelSummarySchema, type ModelSummary, type RequestMeta, type RouteRecord, type StructuredSummary } from '@switchyard/contracts';
+import { modelCallKey } from './model-call-headers';
 import type { ChatMessage, ModelAttempt, ModelCallContext, ModelRouter } from './model-router.port';
 
 /**
@@ -62,12 +64,14 @@ export function routesFromAttempts(step: number, attempts: readonly ModelAttempt
  * too, the raw text is kept as the conclusion with `confidence: null` (SPEC §4).
  */
 export async function callForSummary(router: ModelRouter, call: SummaryCall): Promise<SummaryCallResult> {
+  const key = (n: number) => modelCallKey(call.context.taskId, call.context.step, n);
   const first = await router.chat({
     meta: call.meta,
     messages: call.messages,
     jsonMode: true,
     temperature: 0,
-    headers: { ...call.headers, 'x-switchyard-attempt': '1' },
+    idempotencyKey: key(1),
+    headers: { ...call.headers, 'x-switchyard-attempt': '1', 'x-switchyard-idempotency-key': key(1) },
     context: call.context,
     signal: call.signal,
     ...(call.maxTokens ? { maxTokens: call.maxTokens } : {}),
@@ -77,6 +81,9 @@ export async function callForSummary(router: ModelRouter, call: SummaryCall): Pr
   if (parsed) return { summary: parsed, raw: first.content, routes, costUsd: first.costUsd };
 
   markLastAsBadOutput(routes);
+  // A reply that is not JSON at all the router already counted; a JSON object of the wrong
+  // shape only the agent can tell. A reused answer was judged when it was first paid for.
+  if (!first.reused && looksLikeJsonObject(first.content)) router.reportBadOutput?.(first.target);
   let retry;
   try {
     retry = await router.chat({
@@ -85,7 +92,8 @@ export async function callForSummary(router: ModelRouter, call: SummaryCall): Pr
       jsonMode: true,
       temperature: 0,
       excludeTargets: [first.target],
-      headers: { ...call.headers, 'x-switchyard-attempt': '2' },
+      idempotencyKey: key(2),
+      headers: { ...call.headers, 'x-switchyard-attempt': '2', 'x-switchyard-idempotency-key': key(2) },
       context: call.context,
       signal: call.signal,
       ...(call.maxTokens ? { maxTokens: call.maxTokens } : {}),
@@ -97,7 +105,10 @@ export async function callForSummary(router: ModelRouter, call: SummaryCall): Pr
   }
   const retryRoutes = routesFromAttempts(call.step, retry.attempts);
   const reparsed = parseModelSummary(retry.content);
-  if (!reparsed) markLastAsBadOutput(retryRoutes);
+  if (!reparsed) {
+    markLastAsBadOutput(retryRoutes);
+    if (!retry.reused && looksLikeJsonObject(retry.content)) router.reportBadOutput?.(retry.target);
+  }
   return {
     summary: reparsed ?? rawSummary(retry.content),
     raw: retry.content,

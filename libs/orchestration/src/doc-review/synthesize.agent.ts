@@ -26,6 +26,7 @@ function describe(doc: DocumentSummary): string {
 
 export const synthesizeAgent: AgentDefinition = {
   role: 'synthesize',
+  after: ['extract'],
   steps: [
     {
       // Fan-in: the extract agents' structured summaries, read from Postgres, never their raw text.

@@ -1,7 +1,8 @@
 import type { AgentRole, RouteRecord, TaskPayload } from '@switchyard/contracts';
 import type { Logger } from '@switchyard/observability';
-import { LeaseLostError, type Lease, type StepCheckpoint, type TaskRepository, type TaskRow } from '@switchyard/state';
+import { LeaseLostError, type Lease, type RoleDependencies, type StepCheckpoint, type TaskRepository, type TaskRow } from '@switchyard/state';
 import type { AgentDefinition, FinalStepResult, RoleOutput, StepContext } from '../agents/agent-definition';
+import { roleDependencies } from '../agents/agent-registry';
 import type { ModelAttempt, ModelRouter } from '../agents/model-router.port';
 import { routesFromAttempts } from '../agents/structured-summary';
 import { describeError, isNoEligibleTarget, isTransient } from './failure';
@@ -29,7 +30,12 @@ export interface AttemptInfo {
 export type RunOutcome =
   | { kind: 'completed'; taskId: string }
   | { kind: 'already_done'; taskId: string }
-  | { kind: 'busy'; taskId: string }
+  /**
+   * Not runnable now: another worker holds it (a duplicate delivery), or, with
+   * `waitingFor: 'dependencies'`, the tasks it fans in from (every extract of the job) have
+   * not all finished yet.
+   */
+  | { kind: 'busy'; taskId: string; waitingFor?: 'owner' | 'dependencies' }
   | { kind: 'not_runnable'; taskId: string; status: string }
   | { kind: 'lease_lost'; taskId: string }
   | { kind: 'released'; taskId: string; error: unknown }
@@ -51,16 +57,19 @@ function routesOfFailedCall(error: unknown, step: number): RouteRecord[] {
  */
 export class TaskRunner {
   private readonly now: () => Date;
+  private readonly dependencies: RoleDependencies;
 
   constructor(private readonly deps: TaskRunnerDeps) {
     this.now = deps.now ?? (() => new Date());
+    this.dependencies = roleDependencies(deps.agents);
   }
 
   async run(payload: TaskPayload, attempt: AttemptInfo, shutdown: AbortSignal): Promise<RunOutcome> {
     const { tasks, workerId } = this.deps;
-    const claim = await tasks.claimTask(payload.task_id, workerId);
+    const claim = await tasks.claimTask(payload.task_id, workerId, this.dependencies);
     if (!claim.claimed) {
-      if (claim.reason === 'already_running') return { kind: 'busy', taskId: payload.task_id };
+      if (claim.reason === 'already_running') return { kind: 'busy', taskId: payload.task_id, waitingFor: 'owner' };
+      if (claim.reason === 'blocked') return { kind: 'busy', taskId: payload.task_id, waitingFor: 'dependencies' };
       if (claim.status === 'success') return { kind: 'already_done', taskId: payload.task_id };
       return { kind: 'not_runnable', taskId: payload.task_id, status: claim.status ?? 'missing' };
     }
@@ -167,7 +176,10 @@ export class TaskRunner {
       log.error({ err: finalReason, job_failed: jobFailed }, 'task failed');
       return { kind: 'failed', taskId: lease.taskId, reason: finalReason, jobFailed };
     } catch (writeError) {
-      if (writeError instanceof LeaseLostError) return { kind: 'lease_lost', taskId: lease.taskId };
+      if (writeError instanceof LeaseLostError) {
+        log.warn({ err: reason }, 'lease lost: stopping work on this task');
+        return { kind: 'lease_lost', taskId: lease.taskId };
+      }
       throw new Error(`could not record the failure of task ${lease.taskId} (${reason})`, { cause: writeError });
     }
   }

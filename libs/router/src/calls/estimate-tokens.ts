@@ -1,9 +1,19 @@
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+
+/** Tokens a chat format adds per message (role markers, separators). */
+const PER_MESSAGE_OVERHEAD = 4;
+
 /**
- * A rough input size: about four characters per token for English text. The single place
- * to swap in a real tokenizer.
+ * Input size in tokens, counted with the o200k_base BPE (the GPT-4o family's). Other
+ * models' tokenizers differ by some percent; the context guard keeps 20 % headroom for that.
  */
 export function estimateTokens(messages: readonly { content: string }[]): number {
-  let characters = 0;
-  for (const message of messages) characters += message.content.length;
-  return Math.ceil(characters / 4);
+  let tokens = 0;
+  for (const message of messages) tokens += countTokens(message.content) + PER_MESSAGE_OVERHEAD;
+  return tokens;
+}
+
+/** Output tokens of a reply, when the upstream reported none. */
+export function countTextTokens(text: string): number {
+  return countTokens(text);
 }

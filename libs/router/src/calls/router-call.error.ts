@@ -9,6 +9,7 @@ export interface AttemptRecord {
   errorClass?: UpstreamErrorClass;
   status?: number;
   latencyMs: number;
+  firstTokenMs?: number;
   message?: string;
 }
 

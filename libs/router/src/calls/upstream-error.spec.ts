@@ -41,9 +41,13 @@ describe('classifyUpstreamError', () => {
 });
 
 describe('estimateTokens and costUsd', () => {
-  it('counts about four characters per token', () => {
-    expect(estimateTokens([{ content: 'a'.repeat(10) }, { content: 'b'.repeat(7) }])).toBe(5);
+  it('counts tokens with a real tokenizer, plus a per-message overhead', () => {
+    // "hello world" is 2 tokens in o200k_base; each message adds 4 for its framing.
+    expect(estimateTokens([{ content: 'hello world' }])).toBe(6);
+    expect(estimateTokens([{ content: 'hello world' }, { content: 'hello world' }])).toBe(12);
     expect(estimateTokens([])).toBe(0);
+    // CJK text is not four characters per token.
+    expect(estimateTokens([{ content: '这是一个测试文档，用于估计令牌数量。' }])).toBeGreaterThan(8);
   });
 
   it('prices input and output per 1000 tokens', () => {

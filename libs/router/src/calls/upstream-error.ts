@@ -53,3 +53,10 @@ function hasNetworkCode(error: unknown): boolean {
   }
   return false;
 }
+
+/** The Retry-After an upstream sent with its error, in ms. */
+export function retryAfterHeader(error: unknown): string | undefined {
+  if (!(error instanceof APIError)) return undefined;
+  const headers = error.headers as Headers | undefined;
+  return headers?.get('retry-after') ?? undefined;
+}

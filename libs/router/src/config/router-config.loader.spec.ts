@@ -49,7 +49,11 @@ describe('parseRouterConfig', () => {
     expect(source).toBe('test.yaml');
     expect(config.default_policy).toBe('local_first');
     expect(config.fallback_to_any_eligible).toBe(true);
-    expect(config.timeouts).toEqual({ local_ms: 30000, cloud_ms: 60000 });
+    expect(config.timeouts).toEqual({ local_ms: 30000, cloud_ms: 60000, connect_ms: 3000, first_token_local_ms: 15000, first_token_cloud_ms: 30000 });
+    expect(config.retry_budget_per_job).toBe(12);
+    expect(config.breaker).toMatchObject({ consecutive_failures: 10, cooldown_ms: 30000, half_open_probes: 3 });
+    expect(config.recovery.steps).toEqual([10, 30, 60, 100]);
+    expect(config.cache.enabled).toBe(false);
     expect(config.max_attempts_per_call).toBe(3);
     expect(config.targets.map((t) => [t.name, t.quality, t.timeout_ms])).toEqual([
       ['local_a', 5, 30000],

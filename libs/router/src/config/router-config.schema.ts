@@ -17,7 +17,15 @@ export const ROUTING_POLICIES = ['local_first', 'quality_first', 'latency_first'
 export type RoutingPolicy = (typeof ROUTING_POLICIES)[number];
 
 export const DEFAULT_QUALITY: Readonly<Record<TargetType, number>> = { local: 5, cloud: 8 };
-export const DEFAULT_TIMEOUTS = { local_ms: 30_000, cloud_ms: 60_000 } as const;
+export const DEFAULT_TIMEOUTS = {
+  local_ms: 30_000,
+  cloud_ms: 60_000,
+  connect_ms: 3_000,
+  first_token_local_ms: 15_000,
+  first_token_cloud_ms: 30_000,
+} as const;
+/** A deliberately slow assumed generation speed, for the total-time budget before any is measured. */
+export const DEFAULT_TOKENS_PER_SECOND = 20;
 export const DEFAULT_MAX_ATTEMPTS_PER_CALL = 3;
 
 /** Names show up in logs, metrics labels and headers, so they are kept plain. */
@@ -41,7 +49,64 @@ const TargetSchema = z.strictObject({
     .optional(),
   quality: z.number().int().min(1).max(10).optional(),
   timeout_ms: timeoutMsSchema.optional(),
+  first_token_timeout_ms: timeoutMsSchema.optional(),
+  rpm: z.number().int().min(1).optional(),
+  tpm: z.number().int().min(1).optional(),
+  tokens_per_second: z.number().positive().optional(),
 });
+
+const ms = (fallback: number) => z.number().int().min(0).max(86_400_000).default(fallback);
+const count = (fallback: number) => z.number().int().min(1).max(1_000_000).default(fallback);
+
+const HealthSchema = z
+  .strictObject({
+    threshold: z.number().min(0).max(100).default(30),
+    retry_after_ms: ms(30_000),
+    window_ms: ms(300_000),
+    consecutive_failures_to_zero: count(3),
+    class_thresholds: z
+      .strictObject({ network: count(2), timeout: count(3), server: count(3), bad_output: count(5) })
+      .default({ network: 2, timeout: 3, server: 3, bad_output: 5 }),
+  })
+  .prefault({});
+
+const BreakerSchema = z
+  .strictObject({
+    consecutive_failures: count(10),
+    consecutive_window_ms: ms(30_000),
+    failure_rate: z.number().gt(0).lt(1).default(0.5),
+    rate_window_ms: ms(60_000),
+    min_volume: count(20),
+    cooldown_ms: ms(30_000),
+    half_open_probes: count(3),
+  })
+  .prefault({});
+
+const RecoverySchema = z
+  .strictObject({
+    steps: z.array(z.number().gt(0).max(100)).min(1).default([10, 30, 60, 100]),
+    hold_ms: ms(30_000),
+    switch_cooldown_ms: ms(90_000),
+    max_step_points: z.number().int().min(1).max(100).default(15),
+  })
+  .prefault({});
+
+const OverloadSchema = z.strictObject({ first_token_ms: ms(800), queue: z.number().int().min(0).default(8) }).prefault({});
+
+const BackoffSchema = z.strictObject({ base_ms: ms(1_000), max_ms: ms(8_000), jitter_ms: ms(500) }).prefault({});
+
+const ProbesSchema = z
+  .strictObject({ enabled: z.boolean().default(true), liveness_interval_ms: ms(10_000), inference_interval_ms: ms(30_000), timeout_ms: ms(5_000) })
+  .prefault({});
+
+const CacheSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    /** business_type → seconds; a business type not listed is not cached. `default` applies to the rest. */
+    ttl_s: z.record(z.string().min(1).max(64), z.number().int().min(0)).default({}),
+    idempotency_ttl_s: z.number().int().min(1).default(86_400),
+  })
+  .prefault({});
 
 /** One value or a non-empty list meaning "any of"; normalised to a list. */
 function oneOrMany<T extends z.ZodType>(item: T, expected: string) {
@@ -101,9 +166,21 @@ const RouterSectionSchema = z
       .strictObject({
         local_ms: timeoutMsSchema.default(DEFAULT_TIMEOUTS.local_ms),
         cloud_ms: timeoutMsSchema.default(DEFAULT_TIMEOUTS.cloud_ms),
+        connect_ms: timeoutMsSchema.default(DEFAULT_TIMEOUTS.connect_ms),
+        first_token_local_ms: timeoutMsSchema.default(DEFAULT_TIMEOUTS.first_token_local_ms),
+        first_token_cloud_ms: timeoutMsSchema.default(DEFAULT_TIMEOUTS.first_token_cloud_ms),
       })
-      .default({ ...DEFAULT_TIMEOUTS }),
+      .prefault({}),
     max_attempts_per_call: z.number().int().min(1).max(10).default(DEFAULT_MAX_ATTEMPTS_PER_CALL),
+    retry_budget_per_job: z.number().int().min(0).max(1000).default(12),
+    context_max_share: z.number().gt(0).max(1).default(0.8),
+    health: HealthSchema,
+    breaker: BreakerSchema,
+    recovery: RecoverySchema,
+    overload: OverloadSchema,
+    backoff: BackoffSchema,
+    probes: ProbesSchema,
+    cache: CacheSchema,
     targets: z.array(TargetSchema).min(1, 'at least one target is required'),
     routes: z.array(RuleSchema).min(1, 'at least one route is required'),
   })
@@ -140,11 +217,27 @@ const RouterSectionSchema = z
     fallback_to_any_eligible: router.fallback_to_any_eligible,
     timeouts: router.timeouts,
     max_attempts_per_call: router.max_attempts_per_call,
-    targets: router.targets.map((target) => ({
-      ...target,
-      quality: target.quality ?? DEFAULT_QUALITY[target.type],
-      timeout_ms: target.timeout_ms ?? (target.type === 'local' ? router.timeouts.local_ms : router.timeouts.cloud_ms),
-    })),
+    retry_budget_per_job: router.retry_budget_per_job,
+    context_max_share: router.context_max_share,
+    health: router.health,
+    breaker: router.breaker,
+    recovery: router.recovery,
+    overload: router.overload,
+    backoff: router.backoff,
+    probes: router.probes,
+    cache: router.cache,
+    targets: router.targets.map((target) => {
+      const local = target.type === 'local';
+      const timeout_ms = target.timeout_ms ?? (local ? router.timeouts.local_ms : router.timeouts.cloud_ms);
+      const firstToken = target.first_token_timeout_ms ?? (local ? router.timeouts.first_token_local_ms : router.timeouts.first_token_cloud_ms);
+      return {
+        ...target,
+        quality: target.quality ?? DEFAULT_QUALITY[target.type],
+        timeout_ms,
+        first_token_timeout_ms: Math.min(firstToken, timeout_ms),
+        tokens_per_second: target.tokens_per_second ?? DEFAULT_TOKENS_PER_SECOND,
+      };
+    }),
     routes: router.routes.map(({ target, targets, ...rule }) => ({ ...rule, targets: targets ?? (target === undefined ? [] : [target]) })),
   }));
 
@@ -166,6 +259,13 @@ export interface TargetConfig {
   quality: number;
   /** Total time one upstream call to this target may take. */
   timeout_ms: number;
+  /** Time from sending the request to the first streamed token. */
+  first_token_timeout_ms: number;
+  /** Requests / tokens per minute this target accepts; no limit when absent. */
+  rpm?: number;
+  tpm?: number;
+  /** Assumed generation speed, for an attempt's total-time budget. */
+  tokens_per_second: number;
 }
 
 /** A rule with `target`/`targets` normalised to an ordered list. */
@@ -179,8 +279,17 @@ export interface RuleConfig {
 export interface RouterConfig {
   default_policy: RoutingPolicy;
   fallback_to_any_eligible: boolean;
-  timeouts: { local_ms: number; cloud_ms: number };
+  timeouts: { local_ms: number; cloud_ms: number; connect_ms: number; first_token_local_ms: number; first_token_cloud_ms: number };
   max_attempts_per_call: number;
+  retry_budget_per_job: number;
+  context_max_share: number;
+  health: z.output<typeof HealthSchema>;
+  breaker: z.output<typeof BreakerSchema>;
+  recovery: z.output<typeof RecoverySchema>;
+  overload: z.output<typeof OverloadSchema>;
+  backoff: z.output<typeof BackoffSchema>;
+  probes: z.output<typeof ProbesSchema>;
+  cache: z.output<typeof CacheSchema>;
   targets: TargetConfig[];
   routes: RuleConfig[];
 }

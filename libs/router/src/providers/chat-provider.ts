@@ -15,6 +15,12 @@ export interface ProviderCall {
   /** Fires on the router's deadline or the caller's abort; the provider must stop on it. */
   signal: AbortSignal;
   timeoutMs: number;
+  /** The upstream's response headers arrived (the connect stage is over). */
+  onHeaders?: () => void;
+  /** The first content token arrived. */
+  onFirstToken?: () => void;
+  /** Each piece of content as it streams in. */
+  onDelta?: (text: string) => void;
 }
 
 export interface ProviderResult {
@@ -22,6 +28,8 @@ export interface ProviderResult {
   model: string;
   /** Absent when the upstream did not report usage. */
   usage?: TokenUsage;
+  /** Time from sending the request to the first content token; absent when nothing streamed. */
+  firstTokenMs?: number;
 }
 
 /** One upstream target speaking some chat protocol. Throws whatever its transport throws. */

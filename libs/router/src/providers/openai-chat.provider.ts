@@ -10,7 +10,13 @@ export class MalformedCompletionError extends Error {
   }
 }
 
-/** An OpenAI-compatible `/chat/completions` endpoint (vLLM, the OpenAI API, the simulator). */
+/** Headroom that keeps the SDK's own timeout from ever firing before the router's. */
+const SDK_TIMEOUT_SLACK_MS = 1_000;
+
+/**
+ * An OpenAI-compatible `/chat/completions` endpoint (vLLM, the OpenAI API, the simulator).
+ * Always streams, so the router sees when headers and the first token arrive.
+ */
 export class OpenAiChatProvider implements ChatProvider {
   private readonly client: OpenAI;
 
@@ -28,30 +34,57 @@ export class OpenAiChatProvider implements ChatProvider {
       webhookSecret: null,
       // The router owns retries and deadlines; the SDK must not stack its own on top.
       maxRetries: 0,
-      timeout: target.timeout_ms,
+      timeout: target.timeout_ms + SDK_TIMEOUT_SLACK_MS,
       logLevel: 'off',
     });
   }
 
-  // Non-streaming for now: streaming, for first-token timing, arrives with the full router.
   async complete(call: ProviderCall): Promise<ProviderResult> {
-    const completion = await this.client.chat.completions.create(
+    const started = performance.now();
+    const stream = await this.client.chat.completions.create(
       {
         model: this.target.model,
         messages: call.messages.map((message) => ({ role: message.role, content: message.content })),
-        stream: false,
+        stream: true,
+        stream_options: { include_usage: true },
         ...(call.maxTokens === undefined ? {} : { max_tokens: call.maxTokens }),
         ...(call.temperature === undefined ? {} : { temperature: call.temperature }),
         ...(call.jsonMode ? { response_format: { type: 'json_object' as const } } : {}),
       },
-      { signal: call.signal, timeout: call.timeoutMs, maxRetries: 0, ...(call.headers === undefined ? {} : { headers: { ...call.headers } }) },
+      {
+        signal: call.signal,
+        timeout: call.timeoutMs + SDK_TIMEOUT_SLACK_MS,
+        maxRetries: 0,
+        ...(call.headers === undefined ? {} : { headers: { ...call.headers } }),
+      },
     );
-    const content = completion.choices[0]?.message.content;
-    if (typeof content !== 'string') throw new MalformedCompletionError('the response carried no message content');
+    call.onHeaders?.();
+    let content = '';
+    let sawChoice = false;
+    let model = '';
+    let firstTokenMs: number | undefined;
+    let usage: ProviderResult['usage'];
+    for await (const chunk of stream) {
+      if (model === '' && chunk.model) model = chunk.model;
+      if (chunk.usage) usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
+      const choice = chunk.choices[0];
+      if (choice === undefined) continue;
+      sawChoice = true;
+      const piece = choice.delta?.content;
+      if (typeof piece !== 'string' || piece === '') continue;
+      if (firstTokenMs === undefined) {
+        firstTokenMs = Math.round(performance.now() - started);
+        call.onFirstToken?.();
+      }
+      content += piece;
+      call.onDelta?.(piece);
+    }
+    if (!sawChoice) throw new MalformedCompletionError('the stream carried no choices');
     return {
       content,
-      model: completion.model || this.target.model,
-      ...(completion.usage ? { usage: { inputTokens: completion.usage.prompt_tokens, outputTokens: completion.usage.completion_tokens } } : {}),
+      model: model || this.target.model,
+      ...(usage ? { usage } : {}),
+      ...(firstTokenMs === undefined ? {} : { firstTokenMs }),
     };
   }
 }

@@ -4,13 +4,20 @@ import type { RoutingPolicy, TargetConfig } from '../config/router-config.schema
 import { DROP_REASONS, sensitiveRequiresLocal, type CandidateFilter } from './candidate-filter';
 import { conditionMatches } from './rule-matcher';
 import { NoEligibleTargetError } from './no-eligible-target.error';
-import { ANY_ELIGIBLE_RULE, type CandidateRecord, type RoutingDecision } from './routing-decision';
+import { ANY_ELIGIBLE_RULE, FORCED_PRIMARY_RULE, type CandidateRecord, type RoutingDecision } from './routing-decision';
 
 export interface DecideOptions {
   /** Targets the caller will not use for this call, e.g. one that just failed. */
   excludeTargets?: ReadonlySet<string> | readonly string[];
   /** Run in order after the hard constraint and the exclusion list. */
   filters?: readonly CandidateFilter[];
+  /**
+   * The operator's manual switch: this target is tried before any rule, and taken when it
+   * passes every check a rule's target must pass — the hard constraint included.
+   */
+  forcedPrimary?: string;
+  /** Orders the policy step by live score (higher first) instead of the static order. */
+  score?: (target: TargetConfig, policy: RoutingPolicy) => number;
 }
 
 const NO_FILTERS: readonly CandidateFilter[] = [];
@@ -46,6 +53,18 @@ export function decideRoute(config: CompiledRouterConfig, meta: RequestMeta, opt
     return verdict;
   };
 
+  if (options.forcedPrimary !== undefined) {
+    const index = config.targets.findIndex((target) => target.name === options.forcedPrimary);
+    if (index >= 0) {
+      const reason = judge(index);
+      candidates.push({ target: targets[index]!.name, rule: FORCED_PRIMARY_RULE, eligible: reason === ELIGIBLE, reason: reason ?? undefined });
+      if (reason === ELIGIBLE) {
+        chosen = targets[index];
+        chosenRule = FORCED_PRIMARY_RULE;
+      }
+    }
+  }
+
   for (const rule of config.rules) {
     if (!conditionMatches(rule.condition, meta)) continue;
     matchedRules.push(rule.name);
@@ -61,7 +80,9 @@ export function decideRoute(config: CompiledRouterConfig, meta: RequestMeta, opt
     }
   }
 
-  if (chosen === undefined && config.config.fallback_to_any_eligible) {
+  if (chosen === undefined && config.config.fallback_to_any_eligible && options.score !== undefined) {
+    chosen = bestScored(config, meta, policy, options.score, verdicts, judge, candidates);
+  } else if (chosen === undefined && config.config.fallback_to_any_eligible) {
     for (const index of config.fallbackOrder[policy]) {
       // Already judged means already listed under a matching rule, and dropped there.
       if (verdicts[index] !== NOT_YET_JUDGED) continue;
@@ -76,6 +97,37 @@ export function decideRoute(config: CompiledRouterConfig, meta: RequestMeta, opt
 
   if (chosen === undefined) throw new NoEligibleTargetError({ policy, candidates, matchedRules }, meta);
   return { target: chosen, rule: chosenRule, policy, candidates, matchedRules };
+}
+
+/** The policy step with live scores: every not-yet-judged target is judged, the best eligible one wins. */
+function bestScored(
+  config: CompiledRouterConfig,
+  meta: RequestMeta,
+  policy: RoutingPolicy,
+  score: NonNullable<DecideOptions['score']>,
+  verdicts: readonly (string | null | undefined)[],
+  judge: (index: number) => string | null,
+  candidates: CandidateRecord[],
+): TargetConfig | undefined {
+  let best: TargetConfig | undefined;
+  let bestScore = Number.NEGATIVE_INFINITY;
+  for (const index of config.fallbackOrder[policy]) {
+    if (verdicts[index] !== NOT_YET_JUDGED) continue;
+    const target = config.targets[index]!;
+    const reason = judge(index);
+    if (reason !== ELIGIBLE) {
+      candidates.push({ target: target.name, rule: ANY_ELIGIBLE_RULE, eligible: false, reason });
+      continue;
+    }
+    const value = score(target, policy);
+    candidates.push({ target: target.name, rule: ANY_ELIGIBLE_RULE, eligible: true });
+    // Ties keep the static policy order.
+    if (value > bestScore) {
+      best = target;
+      bestScore = value;
+    }
+  }
+  return best;
 }
 
 function dropReason(

@@ -2,6 +2,8 @@ import type { RoutingPolicy, TargetConfig } from '../config/router-config.schema
 
 /** The rule name recorded for the policy-ordered step after every matching rule is exhausted. */
 export const ANY_ELIGIBLE_RULE = '(any eligible)';
+/** The rule name recorded when the operator's forced primary served the call. */
+export const FORCED_PRIMARY_RULE = '(forced primary)';
 
 /** One target looked at under one rule, in the order the decision looked at them. */
 export interface CandidateRecord {

@@ -20,7 +20,54 @@ export class LeaseLostError extends Error {
 
 export type ClaimResult =
   | { claimed: true; task: TaskRow; lease: Lease }
-  | { claimed: false; reason: 'missing' | 'already_running' | 'finished'; status?: TaskStatus };
+  | { claimed: false; reason: 'missing' | 'already_running' | 'finished' | 'blocked'; status?: TaskStatus };
+
+/**
+ * Fan-in order, by role: a task of role R may start only once every task of the roles in
+ * `deps[R]` in its job has finished (success, or failed/cancelled when optional). Postgres
+ * decides this, not the queue: a BullMQ flow parent is only a hint that may come early or never.
+ */
+export type RoleDependencies = Readonly<Record<string, readonly string[]>>;
+
+/**
+ * True when a task of the row `outer` (a table alias or name) still waits for a dependency.
+ * An optional dependency that failed or was cancelled no longer holds anything up.
+ */
+export function unfinishedDependency(deps: RoleDependencies, outer: string) {
+  const row = sql.raw(outer);
+  return sql`exists (
+    select 1 from agent_task_state dep
+    where dep.job_id = ${row}.job_id and dep.parent_task_id is not null
+      and dep.role in (select jsonb_array_elements_text(coalesce(${JSON.stringify(deps)}::jsonb -> ${row}.role, '[]'::jsonb)))
+      and dep.status <> 'success' and not (dep.optional and dep.status in ('failed', 'cancelled')))`;
+}
+
+/**
+ * Fails a task and rolls the failure up: a required task takes its job down (and the job's
+ * other unfinished tasks are cancelled); an optional one fails alone. `where` picks the task
+ * (with its fencing condition); it must match at most one row.
+ */
+export function failTaskStatement(where: ReturnType<typeof sql>, taskId: string, reason: string, routes: RouteRecord[]) {
+  return sql`
+      with done as (
+        update ${t} set status = 'failed', error = ${reason}, route_targets = route_targets || ${json(routes)},
+          updated_at = now(), finished_at = now()
+        where ${where}
+        returning job_id, optional, agent_id
+      ), job as (
+        update ${t} set status = 'failed', updated_at = now(), finished_at = now(),
+          error = 'task ' || (select agent_id from done) || ' failed: ' || ${reason}
+        where task_id = (select job_id from done where not optional) and status in ('pending', 'running')
+        returning task_id
+      ), siblings as (
+        update ${t} set status = 'cancelled', updated_at = now(), finished_at = now(),
+          error = 'cancelled: another task of the job failed'
+        where job_id = (select task_id from job) and task_id <> ${taskId}
+          and parent_task_id is not null and status in ('pending', 'running', 'paused')
+        returning task_id
+      )
+      select (select count(*) from done)::int as done, (select count(*) from job)::int as job_failed`;
+}
 
 export type CreateJobResult = { created: true; jobId: string } | { created: false; existing: TaskRow };
 
@@ -140,12 +187,12 @@ export class TaskRepository {
    * Takes a pending task for `owner` and marks its job running, in one round trip. The
    * bumped lease version is the fencing token every later write must present.
    */
-  async claimTask(taskId: string, owner: string): Promise<ClaimResult> {
+  async claimTask(taskId: string, owner: string, deps: RoleDependencies = {}): Promise<ClaimResult> {
     const result = await this.db.execute<Record<string, unknown>>(sql`
       with claimed as (
         update ${t} set status = 'running', lease_owner = ${owner}, lease_version = lease_version + 1,
           started_at = coalesce(started_at, now()), updated_at = now(), error = null
-        where task_id = ${taskId} and status = 'pending'
+        where task_id = ${taskId} and status = 'pending' and not ${unfinishedDependency(deps, 'agent_task_state')}
         returning *
       ), job as (
         update ${t} set status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
@@ -160,6 +207,7 @@ export class TaskRepository {
     }
     const [current] = await this.db.select({ status: t.status }).from(t).where(eq(t.taskId, taskId));
     if (!current) return { claimed: false, reason: 'missing' };
+    if (current.status === 'pending') return { claimed: false, reason: 'blocked', status: current.status };
     return {
       claimed: false,
       reason: current.status === 'running' || current.status === 'paused' ? 'already_running' : 'finished',
@@ -219,26 +267,8 @@ export class TaskRepository {
    * other unfinished tasks are cancelled; an optional one fails alone.
    */
   async failTask(lease: Lease, reason: string, routes: RouteRecord[]): Promise<{ jobFailed: boolean }> {
-    const result = await this.db.execute<{ done: number; job_failed: number }>(sql`
-      with done as (
-        update ${t} set status = 'failed', error = ${reason}, route_targets = route_targets || ${json(routes)},
-          updated_at = now(), finished_at = now()
-        where task_id = ${lease.taskId} and lease_owner = ${lease.owner} and lease_version = ${lease.version}
-          and status = 'running'
-        returning job_id, optional, agent_id
-      ), job as (
-        update ${t} set status = 'failed', updated_at = now(), finished_at = now(),
-          error = 'task ' || (select agent_id from done) || ' failed: ' || ${reason}
-        where task_id = (select job_id from done where not optional) and status in ('pending', 'running')
-        returning task_id
-      ), siblings as (
-        update ${t} set status = 'cancelled', updated_at = now(), finished_at = now(),
-          error = 'cancelled: another task of the job failed'
-        where job_id = (select task_id from job) and task_id <> ${lease.taskId}
-          and parent_task_id is not null and status in ('pending', 'running', 'paused')
-        returning task_id
-      )
-      select (select count(*) from done)::int as done, (select count(*) from job)::int as job_failed`);
+    const fenced = sql`task_id = ${lease.taskId} and lease_owner = ${lease.owner} and lease_version = ${lease.version} and status = 'running'`;
+    const result = await this.db.execute<{ done: number; job_failed: number }>(failTaskStatement(fenced, lease.taskId, reason, routes));
     const row = result.rows[0];
     if (row?.done !== 1) throw new LeaseLostError(lease, 'fail');
     return { jobFailed: row.job_failed === 1 };
@@ -342,6 +372,7 @@ function toTaskRow(raw: Record<string, unknown>): TaskRow {
     costUsd: Number(raw.cost_usd),
     leaseOwner: (raw.lease_owner as string | null) ?? null,
     leaseVersion: Number(raw.lease_version),
+    queueJobId: (raw.queue_job_id as string | null) ?? null,
     error: (raw.error as string | null) ?? null,
     idempotencyKey: (raw.idempotency_key as string | null) ?? null,
     requestHash: (raw.request_hash as string | null) ?? null,

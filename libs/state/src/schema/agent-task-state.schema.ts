@@ -53,6 +53,8 @@ export const agentTaskState = pgTable(
     costUsd: doublePrecision('cost_usd').notNull().default(0),
     leaseOwner: text('lease_owner'),
     leaseVersion: integer('lease_version').notNull().default(0),
+    /** The BullMQ job id last enqueued for this task by the sweeper (null: the id is the task id). */
+    queueJobId: text('queue_job_id'),
     error: text('error'),
     idempotencyKey: text('idempotency_key'),
     requestHash: text('request_hash'),
@@ -69,6 +71,8 @@ export const agentTaskState = pgTable(
     index('agent_task_state_job_idx').on(table.jobId),
     // The sweeper's scan: only running rows, oldest heartbeat first, so it costs O(stale).
     index('agent_task_state_running_heartbeat_idx').on(table.updatedAt).where(sql`${table.status} = 'running'`),
+    // The sweeper's reconcile pass walks pending rows in this order, a page per sweep: O(pending).
+    index('agent_task_state_pending_idx').on(table.updatedAt, table.taskId).where(sql`${table.status} = 'pending'`),
     // The job list: a tenant's root rows, newest first, keyset-paginated.
     index('agent_task_state_tenant_jobs_idx')
       .on(table.tenantId, table.createdAt.desc(), table.taskId.desc())

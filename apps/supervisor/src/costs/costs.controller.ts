@@ -1,0 +1,37 @@
+import { Controller, Get, Inject, Query, UseGuards } from '@nestjs/common';
+import { LedgerRepository, type CostTotals } from '@switchyard/state';
+import { AdminTokenGuard } from '../auth/admin-token.guard';
+import { parseCostReportQuery } from './cost-report.query';
+
+function presentTotals(totals: CostTotals) {
+  return {
+    calls: totals.calls,
+    input_tokens: totals.inputTokens,
+    output_tokens: totals.outputTokens,
+    cost_usd: totals.costUsd,
+    errors: totals.errors,
+    latency_p50_ms: totals.latencyP50Ms,
+    latency_p95_ms: totals.latencyP95Ms,
+  };
+}
+
+/** `GET /admin/costs`: the cost ledger summed per target, model, tenant, business type, outcome or day. */
+@Controller('admin/costs')
+@UseGuards(AdminTokenGuard)
+export class CostsController {
+  constructor(@Inject(LedgerRepository) private readonly ledger: LedgerRepository) {}
+
+  @Get()
+  async report(@Query() query: unknown) {
+    const q = parseCostReportQuery(query);
+    const report = await this.ledger.costReport(q);
+    return {
+      group_by: q.groupBy,
+      since: q.since.toISOString(),
+      until: q.until.toISOString(),
+      tenant: q.tenantId,
+      groups: report.groups.map((g) => ({ key: g.key, ...presentTotals(g) })),
+      totals: presentTotals(report.totals),
+    };
+  }
+}

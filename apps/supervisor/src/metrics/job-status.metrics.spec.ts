@@ -1,0 +1,48 @@
+import { MetricsRegistry, type Logger } from '@switchyard/observability';
+import type { JobStatsRepository } from '@switchyard/state';
+import { JOB_COUNTS_TTL_MS, JobStatusMetrics } from './job-status.metrics';
+
+const counts = { pending: 1, running: 2, success: 3, failed: 0, paused: 0, cancelled: 0 };
+
+function setup() {
+  const registry = new MetricsRegistry();
+  const countJobsByStatus = jest.fn(async () => ({ ...counts }));
+  const warn = jest.fn();
+  const metrics = new JobStatusMetrics(registry, { countJobsByStatus } as unknown as JobStatsRepository, { warn } as unknown as Logger);
+  let now = 1_000_000;
+  metrics.now = () => now;
+  return { registry, metrics, countJobsByStatus, warn, advance: (ms: number) => (now += ms) };
+}
+
+describe('JobStatusMetrics', () => {
+  it('reads the counts once per TTL, and once for concurrent scrapes', async () => {
+    const { registry, metrics, countJobsByStatus, advance } = setup();
+    await Promise.all([metrics.refreshIfStale(), metrics.refreshIfStale()]);
+    expect(countJobsByStatus).toHaveBeenCalledTimes(1);
+    expect(registry.render()).toContain('switchyard_jobs{status="running"} 2\n');
+
+    advance(JOB_COUNTS_TTL_MS - 1);
+    await metrics.refreshIfStale();
+    expect(countJobsByStatus).toHaveBeenCalledTimes(1);
+    advance(1);
+    await metrics.refreshIfStale();
+    expect(countJobsByStatus).toHaveBeenCalledTimes(2);
+  });
+
+  it('keeps the last counts when the database fails, and shows their age', async () => {
+    const { registry, metrics, countJobsByStatus, warn, advance } = setup();
+    await metrics.refreshIfStale();
+    countJobsByStatus.mockRejectedValueOnce(new Error('connection refused'));
+    advance(JOB_COUNTS_TTL_MS + 2_000);
+    await expect(metrics.refreshIfStale()).resolves.toBeUndefined();
+    expect(warn).toHaveBeenCalledTimes(1);
+    const text = registry.render();
+    expect(text).toContain('switchyard_jobs{status="success"} 3\n');
+    expect(text).toContain('switchyard_job_counts_age_seconds 7\n');
+  });
+
+  it('shows no job samples before the first successful read', () => {
+    const { registry } = setup();
+    expect(registry.render()).not.toMatch(/^switchyard_jobs\{/m);
+  });
+});

@@ -1,0 +1,52 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { TASK_STATUSES, type TaskStatus } from '@switchyard/contracts';
+import { MetricsRegistry, type Logger } from '@switchyard/observability';
+import { LOGGER } from '@switchyard/platform';
+import { JobStatsRepository } from '@switchyard/state';
+
+/** How long a job count is served before /metrics reads it again. */
+export const JOB_COUNTS_TTL_MS = 5_000;
+
+/**
+ * `switchyard_jobs{status}`: jobs per status from one grouped count, cached a few seconds so
+ * frequent scrapes (or several scrapers) cost one query per TTL. When Postgres does not
+ * answer, the last counts stay and `switchyard_job_counts_age_seconds` grows.
+ */
+@Injectable()
+export class JobStatusMetrics {
+  private counts: Record<TaskStatus, number> | undefined;
+  private fetchedAt = Number.NEGATIVE_INFINITY;
+  private refreshing: Promise<void> | undefined;
+  now: () => number = Date.now;
+
+  constructor(
+    @Inject(MetricsRegistry) registry: MetricsRegistry,
+    @Inject(JobStatsRepository) private readonly jobStats: JobStatsRepository,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    registry.collected('switchyard_jobs', `Jobs by status (read at most every ${JOB_COUNTS_TTL_MS / 1000} s).`, 'gauge', () =>
+      this.counts ? TASK_STATUSES.map((status) => [{ status }, this.counts![status]] as const) : [],
+    );
+    registry.collected('switchyard_job_counts_age_seconds', 'Age of the job counts shown.', 'gauge', () =>
+      this.counts ? [[{}, Math.max(0, (this.now() - this.fetchedAt) / 1000)]] : [],
+    );
+  }
+
+  /** Reads the counts again if they are older than the TTL; never rejects. */
+  async refreshIfStale(): Promise<void> {
+    if (this.now() - this.fetchedAt < JOB_COUNTS_TTL_MS) return;
+    this.refreshing ??= this.jobStats
+      .countJobsByStatus()
+      .then(
+        (counts) => {
+          this.counts = counts;
+          this.fetchedAt = this.now();
+        },
+        (error: unknown) => this.logger.warn({ err: error }, 'metrics: job counts could not be read; serving the last ones'),
+      )
+      .finally(() => {
+        this.refreshing = undefined;
+      });
+    await this.refreshing;
+  }
+}

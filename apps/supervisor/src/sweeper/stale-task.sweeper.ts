@@ -1,0 +1,151 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { AgentRoleSchema, type TaskPayload } from '@switchyard/contracts';
+import type { AppConfig } from '@switchyard/config';
+import type { Logger } from '@switchyard/observability';
+import { agentRegistry, decideReconcile, decideStale, describeError, roleDependencies, taskJobOptions } from '@switchyard/orchestration';
+import { APP_CONFIG, LOGGER } from '@switchyard/platform';
+import { TaskRecoveryRepository, resumeJobId, type PendingCursor, type PendingTask, type RoleDependencies } from '@switchyard/state';
+import { TASK_QUEUES, type TaskQueues } from './task-queues';
+
+export interface SweepReport {
+  requeued: number;
+  failed: number;
+  reconciled: number;
+  checked: number;
+}
+
+/**
+ * The stale-task sweeper: every SWEEP_INTERVAL_MS, (1) takes over running tasks whose
+ * heartbeat stopped (several supervisors may sweep at once: the claim skips locked rows),
+ * bumping retry_count and the lease version, and enqueues each again under a new queue job id,
+ * or fails it past the retry limit; (2) reconciles the other way: a page of pending tasks is
+ * checked against the queues, and one that has no runnable queue job (Redis lost it, or its
+ * flow parent cannot move) and whose dependencies are done is enqueued again. Postgres is the
+ * record; Redis is only transport.
+ */
+@Injectable()
+export class StaleTaskSweeper implements OnApplicationBootstrap, OnModuleDestroy {
+  readonly sweeperId = `sweeper:${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  private readonly dependencies: RoleDependencies = roleDependencies(agentRegistry());
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+  private stopped = false;
+  private cursor: PendingCursor | undefined;
+  /** Until then, no takeovers: after an outage, living workers need a heartbeat to catch up. */
+  private takeoversPausedUntil = 0;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly recovery: TaskRecoveryRepository,
+    @Inject(TASK_QUEUES) private readonly queues: TaskQueues,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) logger: Logger,
+  ) {
+    this.log = logger.child({ component: 'sweeper', sweeper_id: this.sweeperId });
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.config.SWEEPER_ENABLED) return;
+    this.log.info({ interval_ms: this.config.SWEEP_INTERVAL_MS, stale_after_ms: this.config.STALE_AFTER_MS }, 'sweeper started');
+    this.schedule();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.sweep()
+        // A sweep that fails (Postgres or Redis away) is simply tried again next interval;
+        // it must never take the supervisor down.
+        .catch((error: unknown) => {
+          // Postgres (or Redis) was away: every worker's heartbeats failed meanwhile too, so
+          // their tasks look stale. Give them two heartbeats to land before taking any over.
+          this.takeoversPausedUntil = Date.now() + 2 * this.config.HEARTBEAT_MS + this.config.SWEEP_INTERVAL_MS;
+          this.log.warn({ err: describeError(error) }, 'sweep failed; retrying next interval');
+        })
+        .finally(() => this.schedule());
+    }, this.config.SWEEP_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  async sweep(): Promise<SweepReport> {
+    const report: SweepReport = { requeued: 0, failed: 0, reconciled: 0, checked: 0 };
+    await this.takeOverStale(report);
+    await this.reconcilePending(report);
+    if (report.requeued || report.failed || report.reconciled) this.log.info(report, 'sweep');
+    return report;
+  }
+
+  private async takeOverStale(report: SweepReport): Promise<void> {
+    if (Date.now() < this.takeoversPausedUntil) return;
+    const policy = { staleAfterMs: this.config.STALE_AFTER_MS, maxAttempts: this.config.TASK_MAX_ATTEMPTS };
+    const swept = await this.recovery.sweepStale({
+      sweeperId: this.sweeperId,
+      staleAfterMs: this.config.STALE_AFTER_MS,
+      limit: this.config.SWEEP_BATCH,
+      decide: (task, now) => decideStale(task, now, policy),
+    });
+    for (const task of swept) {
+      const ids = { job_id: task.jobId, task_id: task.taskId, role: task.role, previous_owner: task.leaseOwner, step: task.currentStep };
+      if (task.action === 'fail') {
+        report.failed += 1;
+        this.log.warn({ ...ids, reason: task.reason, job_failed: task.jobFailed }, 'stale task failed: retry limit reached');
+        continue;
+      }
+      report.requeued += 1;
+      this.log.warn({ ...ids, retry_count: task.newRetryCount, queue_job_id: task.queueJobId }, 'stale task taken over; enqueued to resume');
+      // If this add fails (Redis away), the task is pending without a queue job: the
+      // reconcile pass of a later sweep enqueues it.
+      await this.enqueue(task, task.queueJobId);
+    }
+  }
+
+  private async reconcilePending(report: SweepReport): Promise<void> {
+    const { now, tasks } = await this.recovery.pendingPage(this.dependencies, this.config.RECONCILE_BATCH, this.cursor);
+    const last = tasks.at(-1);
+    // Walk the pending index a page per sweep and start over at its end: O(page) per sweep.
+    this.cursor = tasks.length < this.config.RECONCILE_BATCH || !last ? undefined : { updatedAt: last.updatedAt, taskId: last.taskId };
+    for (const task of tasks) {
+      if (task.blocked) continue;
+      report.checked += 1;
+      const queueStates = await this.queueStates(task);
+      const decision = decideReconcile({ ...task, queueStates }, now, this.config.STALE_AFTER_MS);
+      if (decision.action !== 'enqueue') continue;
+      const canonical = resumeJobId(task.taskId, task.retryCount);
+      const jobId = (await this.jobExists(task, canonical)) ? `${canonical}.${now.getTime()}` : canonical;
+      if (!(await this.recovery.markRequeued(task.taskId, jobId, task.updatedAt))) continue;
+      await this.enqueue(task, jobId);
+      report.reconciled += 1;
+      this.log.warn({ job_id: task.jobId, task_id: task.taskId, role: task.role, queue_job_id: jobId, queue_states: queueStates }, 'pending task had no runnable queue job; enqueued again');
+    }
+  }
+
+  private queueFor(role: string) {
+    const parsed = AgentRoleSchema.safeParse(role);
+    const queue = parsed.success ? this.queues.get(parsed.data) : undefined;
+    if (!queue) throw new Error(`no queue for role "${role}"`);
+    return queue;
+  }
+
+  private async queueStates(task: PendingTask): Promise<string[]> {
+    const queue = this.queueFor(task.role);
+    const ids = [task.taskId, ...(task.queueJobId && task.queueJobId !== task.taskId ? [task.queueJobId] : [])];
+    return Promise.all(ids.map((id) => queue.getJobState(id)));
+  }
+
+  private async jobExists(task: Pick<PendingTask, 'role'>, jobId: string): Promise<boolean> {
+    return (await this.queueFor(task.role).getJobState(jobId)) !== 'unknown';
+  }
+
+  private async enqueue(task: { role: string; tenantId: string; jobId: string; taskId: string }, jobId: string): Promise<void> {
+    const payload: TaskPayload = { tenant_id: task.tenantId, job_id: task.jobId, task_id: task.taskId, trace: {} };
+    await this.queueFor(task.role).add(task.role, payload, { ...taskJobOptions({ maxAttempts: this.config.TASK_MAX_ATTEMPTS }), jobId });
+  }
+}

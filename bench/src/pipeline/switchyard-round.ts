@@ -1,0 +1,267 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import { DelayedError, FlowProducer, UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import pino from 'pino';
+import { ZodError } from 'zod';
+import { EnvSchema } from '@switchyard/config';
+import { parseJobSubmission, parseQueueJob, type AgentRole } from '@switchyard/contracts';
+import { extractTraceContext, injectTraceCarrier, startTelemetry, withSpan, type Logger } from '@switchyard/observability';
+import { TaskRunner, agentRegistry, planJob } from '@switchyard/orchestration';
+import { TaskRepository, connectDatabase, type DatabaseHandle } from '@switchyard/state';
+import { cpuSnapshot, cpuSpent } from '../support/cpu';
+import { InstantModelRouter } from '../support/fake-model-router';
+import { Cleanup, QueryCounter, connectRedis, deleteKeys } from '../support/resources';
+import { countdown, forEachLimit, secondsSince, warmUp } from './flow-helpers';
+import type { RoundRequest, RoundResult } from './settings';
+
+/**
+ * The Switchyard side: what `POST /v1/jobs` does (JobsService.submit: validate, plan, write
+ * the job tree in one transaction, enqueue the flow) and what the worker app does per queue
+ * job (TaskProcessor → TaskRunner.run with the real agents: claim, checkpoint after each
+ * step, complete — every write fenced by the lease). The model router is the one stub.
+ */
+
+/** The apps' settings when no environment variable is set (libs/config). */
+const DEFAULTS = EnvSchema.parse({});
+const BUSY_RECHECK_MS = 5_000; // apps/worker task.processor.ts
+const BLOCKED_RECHECK_MS = 1_000; // apps/worker task.processor.ts
+
+/** apps/worker task.processor.ts targetWaitDelayMs: 1, 2, 4, 8, then 15 s. */
+const targetWaitDelayMs = (checks: number) => Math.min(15_000, 1_000 * 2 ** Math.max(0, checks - 1));
+
+/**
+ * libs/observability createLogger's options at the default level (info), written to /dev/null.
+ * BENCH_SY_LOG_LEVEL=silent is a profiling switch (what logging costs).
+ */
+function devNullLogger(service: string): Logger {
+  return pino(
+    {
+      name: service,
+      level: process.env.BENCH_SY_LOG_LEVEL ?? 'info',
+      base: { service, pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: {
+        paths: ['authorization', '*.authorization', '*.*.authorization', 'apiKey', '*.apiKey', 'api_key', '*.api_key', 'password', '*.password'],
+        censor: '[redacted]',
+      },
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    pino.destination({ dest: '/dev/null', sync: true }),
+  );
+}
+
+/** apps/worker/src/processors/task.processor.ts without Nest: the same payload check, span and outcome mapping. */
+function taskProcessor(role: AgentRole, runner: TaskRunner, shutdown: AbortSignal, logger: Logger) {
+  return async (job: Job, token?: string): Promise<{ outcome: string }> => {
+    let payload;
+    try {
+      payload = parseQueueJob(role, job.data).data;
+    } catch (error) {
+      if (error instanceof ZodError) throw new UnrecoverableError(`malformed ${role} payload: ${error.message}`);
+      throw error;
+    }
+    const parent = extractTraceContext(payload.trace);
+    const attributes = { 'switchyard.job_id': payload.job_id, 'switchyard.task_id': payload.task_id };
+    return withSpan(`task ${role}`, parent, { attributes }, async () => {
+      const outcome = await runner.run(
+        payload,
+        {
+          attemptsMade: job.attemptsMade,
+          maxAttempts: job.opts.attempts ?? 1,
+          waitedForTargetMs: payload.waiting ? Date.now() - payload.waiting.since : 0,
+        },
+        shutdown,
+      );
+      switch (outcome.kind) {
+        case 'completed':
+        case 'already_done':
+        case 'lease_lost':
+          return { outcome: outcome.kind };
+        case 'busy':
+          if ('waitingFor' in outcome && outcome.waitingFor === 'dependencies') {
+            logger.info({ task_id: payload.task_id, queue: role }, 'task dependencies unfinished; rechecking later');
+            await job.moveToDelayed(Date.now() + BLOCKED_RECHECK_MS, token);
+            throw new DelayedError();
+          }
+          logger.info({ task_id: payload.task_id, queue: role }, 'task held by another worker; rechecking later');
+          await job.moveToDelayed(Date.now() + BUSY_RECHECK_MS, token);
+          throw new DelayedError();
+        case 'waiting_for_target': {
+          const checks = (payload.waiting?.checks ?? 0) + 1;
+          await job.updateData({ ...payload, waiting: { since: payload.waiting?.since ?? Date.now(), checks } });
+          await job.moveToDelayed(Date.now() + targetWaitDelayMs(checks), token);
+          throw new DelayedError();
+        }
+        case 'released':
+          throw outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
+        case 'failed':
+          throw new UnrecoverableError(outcome.reason);
+        case 'not_runnable':
+          throw new UnrecoverableError(`task ${payload.task_id} is ${outcome.status}`);
+        default:
+          // A new outcome kind fails the build here: mirror the worker app's handling of it.
+          return unhandled(outcome);
+      }
+    });
+  };
+}
+
+function unhandled(outcome: never): never {
+  throw new Error(`bench processor does not handle run outcome ${JSON.stringify(outcome)}`);
+}
+
+function submissionBody(children: number, n: number) {
+  return {
+    type: 'doc_review',
+    input: {
+      question: 'What does the contract say about the warranty period?',
+      documents: Array.from({ length: children }, (_, i) => ({
+        id: `doc-${n}-${i + 1}`,
+        text: `Document ${i + 1}. The warranty period is ${12 + i} months.\n\nClaims need an invoice and a serial number.`,
+      })),
+    },
+  };
+}
+
+/** One process's worth of supervisor + worker: two pools (as two apps would have), loggers, the runner's deps. */
+interface Process {
+  supervisorDb: DatabaseHandle;
+  workerDb: DatabaseHandle;
+  database: string;
+  queries: QueryCounter;
+  monitorRedis: Redis;
+  supervisorLogger: Logger;
+  workerLogger: Logger;
+  router: InstantModelRouter;
+  shutdown: AbortController;
+}
+
+async function timedJobs(request: RoundRequest, p: Process, label: string, jobs: number): Promise<RoundResult> {
+  const s = request.settings;
+  const prefix = `${request.prefix}:sy-${label}`;
+  const tenant = `bench-${label}`;
+  const supervisorTasks = new TaskRepository(p.supervisorDb.db);
+  const runner = new TaskRunner({
+    tasks: new TaskRepository(p.workerDb.db),
+    router: p.router,
+    agents: agentRegistry(),
+    workerId: `bench-worker:${process.pid}:${randomBytes(3).toString('hex')}`,
+    logger: p.workerLogger,
+    heartbeatMs: DEFAULTS.HEARTBEAT_MS,
+    maxTargetWaitMs: DEFAULTS.TARGET_WAIT_MAX_MS,
+  });
+  const producerRedis = connectRedis('sy-bench-supervisor');
+  const workerRedis = connectRedis('sy-bench-worker');
+  const flows = new FlowProducer({ connection: producerRedis, prefix });
+  const done = countdown(jobs, s.roundTimeoutMs, 'jobs');
+  const options = { connection: workerRedis, prefix, concurrency: s.switchyardConcurrency };
+  const workers = (['extract', 'synthesize'] as const).map(
+    (role) => new Worker(role, taskProcessor(role, runner, p.shutdown.signal, p.workerLogger), options),
+  );
+  // The synthesize task is the last of its job, and its completeTask marks the job's root
+  // row success in the same statement: a completed synthesize queue job is a finished job.
+  workers[1]!.on('completed', () => done.hit());
+  for (const worker of workers) {
+    worker.on('failed', (job, error) => done.fail(new Error(`${worker.name} job ${job?.id} failed: ${error.message}`)));
+    worker.on('error', (error) => done.fail(error));
+  }
+  const progress = { submitted: 0, extracts: 0 };
+  workers[0]!.on('completed', () => (progress.extracts += 1));
+  let sampler: NodeJS.Timeout | undefined;
+  const postgres = { pool: p.supervisorDb.pool, database: p.database };
+  try {
+    await Promise.all(workers.map((w) => w.waitUntilReady()));
+    const cpuBefore = await cpuSnapshot(p.monitorRedis, postgres);
+    p.queries.reset();
+    const start = process.hrtime.bigint();
+    if (process.env.BENCH_VERBOSE) {
+      sampler = setInterval(() => {
+        const pools = [p.supervisorDb.pool, p.workerDb.pool].map((pool) => `${pool.totalCount}/${pool.idleCount}/${pool.waitingCount}`).join(' ');
+        console.log(
+          `  ${label} t=${secondsSince(start).toFixed(1)}s submitted=${progress.submitted} extracts=${progress.extracts} jobs=${done.count} pools(total/idle/waiting)=${pools} queries=${p.queries.total}`,
+        );
+      }, 500);
+    }
+    await forEachLimit(jobs, s.submitConcurrency, async (n) => {
+      // JobsService.submit for POST /v1/jobs, without HTTP (the span stands in for the request's).
+      await withSpan('POST /v1/jobs', extractTraceContext({}), {}, async () => {
+        const submission = parseJobSubmission(submissionBody(s.children, n));
+        const plan = planJob(submission, { tenantId: tenant, newId: randomUUID, trace: injectTraceCarrier(), policy: { maxAttempts: DEFAULTS.TASK_MAX_ATTEMPTS } });
+        const created = await supervisorTasks.createJob(plan.root, plan.tasks);
+        if (!created.created) throw new Error('bench job was not created');
+        try {
+          await flows.add(plan.flow);
+        } catch (error) {
+          await supervisorTasks.deleteJob(tenant, plan.jobId);
+          throw error;
+        }
+        p.supervisorLogger.info({ job_id: plan.jobId, tenant_id: tenant, type: submission.type, tasks: plan.tasks.length }, 'job submitted');
+      });
+      progress.submitted += 1;
+    });
+    await done.promise;
+    const seconds = secondsSince(start);
+    const queries = p.queries.total;
+    const queryKinds = [...p.queries.byKind.entries()];
+    const cpu = cpuSpent(cpuBefore, await cpuSnapshot(p.monitorRedis, postgres));
+
+    // Untimed: every job's root row must say success, and every task of it too.
+    const check = await p.supervisorDb.pool.query<{ roots_ok: number; tasks_not_ok: number }>(
+      `/* bench */ select count(*) filter (where parent_task_id is null and status = 'success')::int as roots_ok,
+         count(*) filter (where parent_task_id is not null and status <> 'success')::int as tasks_not_ok
+       from agent_task_state where tenant_id = $1`,
+      [tenant],
+    );
+    const row = check.rows[0]!;
+    if (row.roots_ok !== jobs || row.tasks_not_ok !== 0) {
+      throw new Error(`round ${label}: ${row.roots_ok}/${jobs} jobs succeeded, ${row.tasks_not_ok} tasks not successful`);
+    }
+    const queueJobs = jobs * (s.children + 1);
+    return { side: 'switchyard', label, jobs, queueJobs, seconds, tasksPerSecond: queueJobs / seconds, cpu, queries, queryKinds };
+  } finally {
+    clearInterval(sampler);
+    await Promise.allSettled([...workers.map((w) => w.close()), flows.close()]);
+    producerRedis.disconnect();
+    workerRedis.disconnect();
+    await deleteKeys(`${prefix}:`);
+  }
+}
+
+export async function runSwitchyardRound(request: RoundRequest, cleanup: Cleanup): Promise<RoundResult> {
+  const s = request.settings;
+  // As the apps do at boot: spans are created (and travel with every queue job), not exported.
+  // BENCH_SY_TELEMETRY=off is a profiling switch (what the OpenTelemetry SDK costs).
+  if (process.env.BENCH_SY_TELEMETRY !== 'off') {
+    const telemetry = startTelemetry({ serviceName: 'switchyard-bench', exportFromEnv: false });
+    cleanup.add('telemetry', () => telemetry.shutdown());
+  }
+  const supervisorDb = connectDatabase(request.dbUrl, { max: s.poolSize, application_name: 'sy-bench-supervisor' });
+  cleanup.add('supervisor pool', () => supervisorDb.close());
+  const workerDb = connectDatabase(request.dbUrl, { max: s.poolSize, application_name: 'sy-bench-worker' });
+  cleanup.add('worker pool', () => workerDb.close());
+  const monitorRedis = connectRedis('sy-bench-monitor');
+  cleanup.add('monitor redis', async () => {
+    monitorRedis.disconnect();
+  });
+  const queries = new QueryCounter();
+  queries.attach(supervisorDb.pool);
+  queries.attach(workerDb.pool);
+  const shutdown = new AbortController();
+  // Every running task listens on the worker's one shutdown signal, so more than 10 at once
+  // is expected, not a leak (the worker app gets Node's MaxListenersExceededWarning here).
+  setMaxListeners(0, shutdown.signal);
+  const p: Process = {
+    supervisorDb,
+    workerDb,
+    database: new URL(request.dbUrl).pathname.slice(1),
+    queries,
+    monitorRedis,
+    supervisorLogger: devNullLogger('supervisor'),
+    workerLogger: devNullLogger('worker'),
+    router: new InstantModelRouter(),
+    shutdown,
+  };
+  await warmUp(s, (batch) => timedJobs(request, p, `${request.label}-warmup${batch}`, s.warmupJobs));
+  return timedJobs(request, p, request.label, s.jobs);
+}

@@ -1,0 +1,50 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { loadConfig } from '@switchyard/config';
+import { createLogger } from '@switchyard/observability';
+import { LedgerWriter, type AttemptEvent, type CallObserver } from '@switchyard/router';
+import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
+import { CoreModule } from './core.module';
+import { LedgerModule } from './ledger.module';
+import { CALL_OBSERVERS } from './tokens';
+
+// Real Postgres (fresh database, real migrations) and Redis; the Nest app is the real modules.
+let database: TestDatabase;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+
+afterAll(async () => {
+  await database?.destroy();
+});
+
+const event: AttemptEvent = {
+  at: new Date(),
+  target: { name: 'local_vllm_7b', type: 'local', model: 'qwen2.5-7b-instruct' },
+  rule: 'fallback',
+  meta: { task_type: 'extract', complexity: 'low', sensitivity: 'internal', priority: 'normal', tags: [] },
+  context: { tenantId: 'acme' },
+  outcome: 'ok',
+  usage: { inputTokens: 10, outputTokens: 5, estimated: false },
+  latencyMs: 3,
+  costUsd: 0.01,
+};
+
+describe('LedgerModule', () => {
+  it('hands the router its observers, and writes buffered rows on shutdown before the pool closes', async () => {
+    const config = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent' });
+    const app = await NestFactory.createApplicationContext(
+      { module: class LedgerTestModule {}, imports: [CoreModule.forRoot(config, 'worker', createLogger('worker', 'silent')), LedgerModule.forRoot('worker')] },
+      { logger: false },
+    );
+    await app.init();
+    const observers = app.get<CallObserver[]>(CALL_OBSERVERS);
+    expect(observers.some((o) => o instanceof LedgerWriter)).toBe(true);
+    for (const observer of observers) observer.onAttempt(event);
+
+    await app.close(); // well inside the writer's flush interval: only the shutdown flush can have written it
+    const rows = await database.pool.query<{ tenant_id: string; source: string }>('select tenant_id, source from model_call_ledger');
+    expect(rows.rows).toEqual([{ tenant_id: 'acme', source: 'worker' }]);
+  });
+});

@@ -1,0 +1,185 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from '@switchyard/observability';
+import type { Router, TargetSnapshot } from '@switchyard/router';
+
+/**
+ * The fleet view of the router: every process (supervisor, workers) keeps its own health,
+ * breakers and in-flight counts, and publishes its `router.snapshot()` every few seconds
+ * under `<prefix>:router:snapshots:<processId>` (JSON, short TTL). An index sorted set
+ * `<prefix>:router:snapshots` (score = report time) lets a reader find them without SCAN.
+ */
+export type ProcessRole = 'supervisor' | 'worker';
+
+export interface ProcessIdentity {
+  processId: string;
+  role: ProcessRole;
+}
+
+export interface RouterSnapshotReport extends ProcessIdentity {
+  /** Epoch ms of the report, by the reporter's clock. */
+  reportedAt: number;
+  targets: TargetSnapshot[];
+}
+
+export const snapshotsIndexKey = (queuePrefix: string): string => `${queuePrefix}:router:snapshots`;
+export const snapshotKey = (queuePrefix: string, processId: string): string => `${queuePrefix}:router:snapshots:${processId}`;
+
+export interface RouterSnapshotPublisherOptions extends ProcessIdentity {
+  router: Pick<Router, 'snapshot'>;
+  redis: Redis;
+  queuePrefix: string;
+  logger: Logger;
+  /** Default 3 s. */
+  intervalMs?: number;
+  /** Default 15 s. */
+  ttlMs?: number;
+  now?: () => number;
+}
+
+/** Publishes this process's router snapshot every `intervalMs`, with a TTL, and removes it on stop. */
+export class RouterSnapshotPublisher {
+  private timer: NodeJS.Timeout | undefined;
+  private failing = false;
+
+  constructor(private readonly options: RouterSnapshotPublisherOptions) {}
+
+  get ttlMs(): number {
+    return this.options.ttlMs ?? 15_000;
+  }
+
+  start(): void {
+    void this.publish();
+    this.timer = setInterval(() => void this.publish(), this.options.intervalMs ?? 3_000);
+    this.timer.unref();
+  }
+
+  async publish(): Promise<void> {
+    const { redis, queuePrefix, processId, role, router, logger } = this.options;
+    const now = (this.options.now ?? Date.now)();
+    const report: RouterSnapshotReport = { processId, role, reportedAt: now, targets: router.snapshot() };
+    try {
+      await redis
+        .multi()
+        .set(snapshotKey(queuePrefix, processId), JSON.stringify(report), 'PX', this.ttlMs)
+        .zadd(snapshotsIndexKey(queuePrefix), now, processId)
+        .zremrangebyscore(snapshotsIndexKey(queuePrefix), '-inf', String(now - this.ttlMs))
+        .exec();
+      if (this.failing) logger.info('router snapshot publishing recovered');
+      this.failing = false;
+    } catch (error) {
+      if (!this.failing) logger.warn({ err: String(error) }, 'router snapshot publish failed; the fleet view will miss this process until Redis answers');
+      this.failing = true;
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    const { redis, queuePrefix, processId } = this.options;
+    if (redis.status !== 'ready') return;
+    try {
+      await redis.multi().del(snapshotKey(queuePrefix, processId)).zrem(snapshotsIndexKey(queuePrefix), processId).exec();
+    } catch {
+      // The TTL removes it anyway.
+    }
+  }
+}
+
+/** Every live report under the prefix (expired ones are skipped and pruned from the index). */
+export async function readFleetReports(redis: Redis, queuePrefix: string, now: number = Date.now(), ttlMs = 15_000): Promise<RouterSnapshotReport[]> {
+  const index = snapshotsIndexKey(queuePrefix);
+  await redis.zremrangebyscore(index, '-inf', String(now - ttlMs));
+  const ids = await redis.zrange(index, '0', '-1');
+  if (ids.length === 0) return [];
+  const values = await redis.mget(ids.map((id) => snapshotKey(queuePrefix, id)));
+  const reports: RouterSnapshotReport[] = [];
+  for (const value of values) {
+    if (value === null) continue;
+    try {
+      reports.push(JSON.parse(value) as RouterSnapshotReport);
+    } catch {
+      // A malformed report is skipped; its TTL ends it.
+    }
+  }
+  return reports.sort((a, b) => a.processId.localeCompare(b.processId));
+}
+
+/** One process's view of one target. */
+export interface FleetTargetEntry extends ProcessIdentity {
+  ageMs: number;
+  state: TargetSnapshot['state'];
+  breaker: TargetSnapshot['breaker'];
+  score: number;
+  share: number;
+  inFlight: number;
+  latencyMs: TargetSnapshot['latencyMs'];
+  errorRate: number;
+  requests: number;
+  drained: boolean;
+  forcedPrimary: boolean;
+}
+
+export interface FleetAggregate {
+  processes: number;
+  minScore: number | null;
+  anyBreakerOpen: boolean;
+  totalInFlight: number;
+  worstErrorRate: number;
+  /** Processes whose router has the target drained (should be all or none). */
+  drainedIn: number;
+}
+
+export interface FleetTargetView {
+  processes: FleetTargetEntry[];
+  aggregate: FleetAggregate;
+}
+
+/** The aggregate of one target over the processes that report it. */
+export function aggregateTarget(entries: readonly FleetTargetEntry[]): FleetAggregate {
+  return {
+    processes: entries.length,
+    minScore: entries.length === 0 ? null : Math.min(...entries.map((e) => e.score)),
+    anyBreakerOpen: entries.some((e) => e.breaker === 'open'),
+    totalInFlight: entries.reduce((sum, e) => sum + e.inFlight, 0),
+    worstErrorRate: entries.reduce((worst, e) => Math.max(worst, e.errorRate), 0),
+    drainedIn: entries.filter((e) => e.drained).length,
+  };
+}
+
+/**
+ * Reports → per target name: each process's view and the aggregate. `self`, when given,
+ * replaces the stored report of the same process (the caller's live view, age 0).
+ */
+export function buildFleetView(reports: readonly RouterSnapshotReport[], now: number, self?: RouterSnapshotReport): Map<string, FleetTargetView> {
+  const all = self === undefined ? [...reports] : [...reports.filter((r) => r.processId !== self.processId), self];
+  const byTarget = new Map<string, FleetTargetEntry[]>();
+  for (const report of all) {
+    const ageMs = Math.max(0, now - report.reportedAt);
+    for (const t of report.targets) {
+      const entry: FleetTargetEntry = {
+        processId: report.processId,
+        role: report.role,
+        ageMs,
+        state: t.state,
+        breaker: t.breaker,
+        score: t.score,
+        share: t.share,
+        inFlight: t.inFlight,
+        latencyMs: t.latencyMs,
+        errorRate: t.errorRate,
+        requests: t.requests,
+        drained: t.drained,
+        forcedPrimary: t.forcedPrimary,
+      };
+      const list = byTarget.get(t.name) ?? [];
+      list.push(entry);
+      byTarget.set(t.name, list);
+    }
+  }
+  const view = new Map<string, FleetTargetView>();
+  for (const [name, entries] of byTarget) {
+    entries.sort((a, b) => (a.role === b.role ? a.processId.localeCompare(b.processId) : a.role === 'supervisor' ? -1 : 1));
+    view.set(name, { processes: entries, aggregate: aggregateTarget(entries) });
+  }
+  return view;
+}

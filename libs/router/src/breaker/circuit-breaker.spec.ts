@@ -1,0 +1,81 @@
+import { FakeClock } from '../clock';
+import { CircuitBreaker, DEFAULT_BREAKER_SETTINGS } from './circuit-breaker';
+
+describe('CircuitBreaker', () => {
+  it('opens after 10 consecutive failures within 30 s', () => {
+    const clock = new FakeClock();
+    const breaker = new CircuitBreaker();
+    for (let i = 0; i < 9; i++) {
+      breaker.recordFailure(clock.now());
+      clock.advance(1000);
+    }
+    expect(breaker.state(clock.now())).toBe('closed');
+    breaker.recordFailure(clock.now());
+    expect(breaker.state(clock.now())).toBe('open');
+    expect(breaker.allows(clock.now())).toBe(false);
+  });
+
+  it('does not open when the 10 failures are spread over more than 30 s', () => {
+    const clock = new FakeClock();
+    const breaker = new CircuitBreaker({ ...DEFAULT_BREAKER_SETTINGS, minVolume: 1000 });
+    for (let i = 0; i < 10; i++) {
+      breaker.recordFailure(clock.now());
+      clock.advance(4000);
+    }
+    expect(breaker.state(clock.now())).toBe('closed');
+  });
+
+  it('opens on more than 50 % failures in 60 s with enough volume', () => {
+    const clock = new FakeClock();
+    const breaker = new CircuitBreaker();
+    for (let i = 0; i < 10; i++) {
+      breaker.recordSuccess(clock.now());
+      breaker.recordFailure(clock.now());
+      clock.advance(500);
+    }
+    expect(breaker.state(clock.now())).toBe('closed'); // exactly 50 %
+    breaker.recordFailure(clock.now());
+    expect(breaker.state(clock.now())).toBe('open');
+  });
+
+  it('needs the minimum volume before the rate counts', () => {
+    const clock = new FakeClock();
+    const breaker = new CircuitBreaker();
+    breaker.recordSuccess(clock.now());
+    for (let i = 0; i < 5; i++) breaker.recordFailure(clock.now());
+    expect(breaker.state(clock.now())).toBe('closed');
+  });
+
+  it('half-opens after the cooldown, lets 3 probes through, and closes when they succeed', () => {
+    const clock = new FakeClock();
+    const breaker = new CircuitBreaker();
+    for (let i = 0; i < 10; i++) breaker.recordFailure(clock.now());
+    clock.advance(29_999);
+    expect(breaker.state(clock.now())).toBe('open');
+    clock.advance(1);
+    expect(breaker.state(clock.now())).toBe('half_open');
+    for (let i = 0; i < 3; i++) {
+      expect(breaker.allows(clock.now())).toBe(true);
+      breaker.admit(clock.now());
+    }
+    expect(breaker.allows(clock.now())).toBe(false);
+    breaker.recordSuccess(clock.now());
+    breaker.recordSuccess(clock.now());
+    expect(breaker.state(clock.now())).toBe('half_open');
+    breaker.recordSuccess(clock.now());
+    expect(breaker.state(clock.now())).toBe('closed');
+  });
+
+  it('opens again on a failed probe, with a fresh cooldown', () => {
+    const clock = new FakeClock();
+    const breaker = new CircuitBreaker();
+    for (let i = 0; i < 10; i++) breaker.recordFailure(clock.now());
+    clock.advance(30_000);
+    breaker.admit(clock.now());
+    expect(breaker.recordFailure(clock.now())).toBe('open');
+    clock.advance(29_000);
+    expect(breaker.allows(clock.now())).toBe(false);
+    clock.advance(1_000);
+    expect(breaker.state(clock.now())).toBe('half_open');
+  });
+});

@@ -1,0 +1,144 @@
+import type { BreakerState } from '../admin/router-admin';
+
+export interface BreakerSettings {
+  /** Opens after this many consecutive failures … */
+  consecutiveFailures: number;
+  /** … that all fell within this span. */
+  consecutiveWindowMs: number;
+  /** Opens when more than this share of calls failed within `rateWindowMs` … */
+  failureRate: number;
+  rateWindowMs: number;
+  /** … and at least this many calls were made in that window. */
+  minVolume: number;
+  /** Open → half-open after this long. */
+  cooldownMs: number;
+  /** Half-open lets this many probe calls through; all must succeed to close. */
+  halfOpenProbes: number;
+}
+
+export const DEFAULT_BREAKER_SETTINGS: BreakerSettings = {
+  consecutiveFailures: 10,
+  consecutiveWindowMs: 30_000,
+  failureRate: 0.5,
+  rateWindowMs: 60_000,
+  minVolume: 20,
+  cooldownMs: 30_000,
+  halfOpenProbes: 3,
+};
+
+const BUCKETS = 6;
+
+/**
+ * One target's circuit breaker (SPEC §3.7): closed → open (N consecutive failures within
+ * a span, or a failure rate above the limit with enough volume) → half-open after the
+ * cooldown, letting a few probe calls through → closed when they all succeed, open again
+ * on the first failure. Pure state driven by an injected time.
+ */
+export class CircuitBreaker {
+  private current: BreakerState = 'closed';
+  private openedAt = 0;
+  private probesAdmitted = 0;
+  private probesSucceeded = 0;
+  /** Times of the current failure streak, newest last, at most `consecutiveFailures`. */
+  private streak: number[] = [];
+  private readonly bucketStart: number[] = new Array<number>(BUCKETS).fill(-1);
+  private readonly bucketOk: number[] = new Array<number>(BUCKETS).fill(0);
+  private readonly bucketFail: number[] = new Array<number>(BUCKETS).fill(0);
+  private readonly bucketMs: number;
+
+  constructor(private readonly settings: BreakerSettings = DEFAULT_BREAKER_SETTINGS) {
+    this.bucketMs = Math.max(1, Math.ceil(settings.rateWindowMs / BUCKETS));
+  }
+
+  /** The state at `now` (open turns half-open once the cooldown has passed). */
+  state(now: number): BreakerState {
+    if (this.current === 'open' && now - this.openedAt >= this.settings.cooldownMs) {
+      this.current = 'half_open';
+      this.probesAdmitted = 0;
+      this.probesSucceeded = 0;
+    }
+    return this.current;
+  }
+
+  /** Whether a call may go through now. Does not reserve a probe slot: `admit` does. */
+  allows(now: number): boolean {
+    const state = this.state(now);
+    return state === 'closed' || (state === 'half_open' && this.probesAdmitted < this.settings.halfOpenProbes);
+  }
+
+  /** A call is about to be sent; in half-open it takes one probe slot. */
+  admit(now: number): void {
+    if (this.state(now) === 'half_open') this.probesAdmitted += 1;
+  }
+
+  /** Returns the new state. */
+  recordSuccess(now: number): BreakerState {
+    this.count(now, true);
+    this.streak = [];
+    if (this.state(now) === 'half_open') {
+      this.probesSucceeded += 1;
+      if (this.probesSucceeded >= this.settings.halfOpenProbes) this.close();
+    }
+    return this.current;
+  }
+
+  /** Returns the new state. */
+  recordFailure(now: number): BreakerState {
+    this.count(now, false);
+    const state = this.state(now);
+    if (state === 'half_open') {
+      this.open(now);
+      return this.current;
+    }
+    if (state === 'open') return state;
+    this.streak.push(now);
+    if (this.streak.length > this.settings.consecutiveFailures) this.streak.shift();
+    const streakTripped =
+      this.streak.length >= this.settings.consecutiveFailures && now - this.streak[0]! <= this.settings.consecutiveWindowMs;
+    if (streakTripped || this.rateTripped(now)) this.open(now);
+    return this.current;
+  }
+
+  /** Operator action or reload: back to closed with clean counters. */
+  reset(): void {
+    this.close();
+  }
+
+  private open(now: number): void {
+    this.current = 'open';
+    this.openedAt = now;
+    this.streak = [];
+  }
+
+  private close(): void {
+    this.current = 'closed';
+    this.streak = [];
+    this.bucketStart.fill(-1);
+    this.bucketOk.fill(0);
+    this.bucketFail.fill(0);
+  }
+
+  private count(now: number, ok: boolean): void {
+    const start = now - (now % this.bucketMs);
+    const index = Math.floor(now / this.bucketMs) % BUCKETS;
+    if (this.bucketStart[index] !== start) {
+      this.bucketStart[index] = start;
+      this.bucketOk[index] = 0;
+      this.bucketFail[index] = 0;
+    }
+    if (ok) this.bucketOk[index]! += 1;
+    else this.bucketFail[index]! += 1;
+  }
+
+  private rateTripped(now: number): boolean {
+    let ok = 0;
+    let fail = 0;
+    for (let i = 0; i < BUCKETS; i++) {
+      if (this.bucketStart[i]! < 0 || now - this.bucketStart[i]! >= this.settings.rateWindowMs) continue;
+      ok += this.bucketOk[i]!;
+      fail += this.bucketFail[i]!;
+    }
+    const total = ok + fail;
+    return total >= this.settings.minVolume && fail / total > this.settings.failureRate;
+  }
+}

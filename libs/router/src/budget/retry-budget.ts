@@ -1,0 +1,99 @@
+import type { Clock } from '../clock';
+
+/**
+ * Failed upstream attempts per scope (a job), shared by every worker of the job (SPEC §3.5:
+ * 12 upstream retries across the whole job). The router checks `spent` before every
+ * attempt and calls `spend` after every failed one, so in a storm a job makes at most
+ * `budget` failing attempts however its calls and task retries are spread.
+ */
+export interface RetryBudgetStore {
+  spent(scope: string): Promise<number>;
+  /** Returns the new count. */
+  spend(scope: string): Promise<number>;
+}
+
+/** For tests and single-process use. Entries expire `ttlMs` after their last spend. */
+export class InMemoryRetryBudgetStore implements RetryBudgetStore {
+  private readonly counts = new Map<string, { count: number; expiresAt: number }>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly ttlMs = 24 * 60 * 60_000,
+  ) {}
+
+  spent(scope: string): Promise<number> {
+    const entry = this.counts.get(scope);
+    if (entry === undefined || entry.expiresAt <= this.clock.now()) return Promise.resolve(0);
+    return Promise.resolve(entry.count);
+  }
+
+  spend(scope: string): Promise<number> {
+    const now = this.clock.now();
+    const entry = this.counts.get(scope);
+    const count = entry === undefined || entry.expiresAt <= now ? 1 : entry.count + 1;
+    this.counts.set(scope, { count, expiresAt: now + this.ttlMs });
+    return Promise.resolve(count);
+  }
+}
+
+/** The few Redis commands the store needs (an ioredis client satisfies it). */
+export interface RedisCounterClient {
+  get(key: string): Promise<string | null>;
+  multi(): RedisCounterMulti;
+}
+
+export interface RedisCounterMulti {
+  incr(key: string): RedisCounterMulti;
+  pexpire(key: string, ms: number): RedisCounterMulti;
+  exec(): Promise<[Error | null, unknown][] | null>;
+}
+
+/** One counter per job in Redis: INCR and PEXPIRE in one MULTI, so every worker sees the same count. */
+export class RedisRetryBudgetStore implements RetryBudgetStore {
+  constructor(
+    private readonly redis: RedisCounterClient,
+    private readonly keyPrefix = 'router:',
+    private readonly ttlMs = 24 * 60 * 60_000,
+  ) {}
+
+  async spent(scope: string): Promise<number> {
+    const value = await this.redis.get(this.key(scope));
+    return value === null ? 0 : Number(value);
+  }
+
+  async spend(scope: string): Promise<number> {
+    const key = this.key(scope);
+    const results = await this.redis.multi().incr(key).pexpire(key, this.ttlMs).exec();
+    const [error, count] = results?.[0] ?? [new Error('MULTI returned nothing'), 0];
+    if (error) throw new Error(`retry budget: INCR ${key} failed`, { cause: error });
+    return Number(count);
+  }
+
+  private key(scope: string): string {
+    return `${this.keyPrefix}retry-budget:${scope}`;
+  }
+}
+
+/**
+ * The budget one call consults. With a job scope it is the shared store; a call without a
+ * job (the gateway) gets a budget of its own that lives as long as the call.
+ */
+export class CallRetryBudget {
+  private local = 0;
+
+  constructor(
+    private readonly store: RetryBudgetStore,
+    readonly limit: number,
+    private readonly scope: string | undefined,
+  ) {}
+
+  async exhausted(): Promise<boolean> {
+    const spent = this.scope === undefined ? this.local : await this.store.spent(this.scope);
+    return spent >= this.limit;
+  }
+
+  async spend(): Promise<void> {
+    if (this.scope === undefined) this.local += 1;
+    else await this.store.spend(this.scope);
+  }
+}

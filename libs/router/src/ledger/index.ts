@@ -1,0 +1,3 @@
+export * from './ledger-entry';
+export * from './ledger-writer';
+export * from './upstream-metrics.observer';

@@ -1,0 +1,236 @@
+import { APIError } from 'openai';
+import { RequestMetaSchema, type RequestMetaInput } from '@switchyard/contracts';
+import { createLogger } from '@switchyard/observability';
+import { InMemoryRetryBudgetStore } from './budget/retry-budget';
+import { ContextWindowExceededError } from './calls/context-window.error';
+import { RouterCallError } from './calls/router-call.error';
+import { FakeClock } from './clock';
+import { parseRouterConfig } from './config/router-config.loader';
+import type { AttemptEvent } from './observe/call-observer';
+import type { ChatProvider, ProviderCall, ProviderResult } from './providers/chat-provider';
+import { Router } from './router';
+import { NoEligibleTargetError } from './routing/no-eligible-target.error';
+
+type Behaviour = (call: ProviderCall) => Promise<ProviderResult>;
+
+const ok =
+  (content = '{"conclusion":"ok"}', firstTokenMs = 50): Behaviour =>
+  (call) => {
+    call.onHeaders?.();
+    call.onFirstToken?.();
+    return Promise.resolve({ content, model: 'm', usage: { inputTokens: 10, outputTokens: 5 }, firstTokenMs });
+  };
+const status =
+  (code: number, headers: Record<string, string> = {}): Behaviour =>
+  () =>
+    Promise.reject(APIError.generate(code, { error: { message: `status ${code}` } }, `status ${code}`, new Headers(headers)));
+/** Sends headers, then never a token: only the router's first-token timeout ends it. */
+const noFirstToken: Behaviour = (call) =>
+  new Promise((_, reject) => {
+    call.onHeaders?.();
+    call.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+  });
+
+const TARGETS = `
+    - {name: local_a, type: local, endpoint: "http://127.0.0.1:1/v1", model: a, max_concurrency: 4, context_window: 1000, cost_per_1k_tokens: {input: 0.0001, output: 0.0001}}
+    - {name: local_b, type: local, endpoint: "http://127.0.0.1:2/v1", model: b, max_concurrency: 4, context_window: 1000, cost_per_1k_tokens: {input: 0.0004, output: 0.0004}, first_token_timeout_ms: 100}
+    - {name: cloud, type: cloud, endpoint: "http://127.0.0.1:3/v1", model: c, max_concurrency: 50, context_window: 128000, cost_per_1k_tokens: {input: 0.002, output: 0.008}}`;
+
+function setup(behaviours: Record<string, Behaviour>, extra = '') {
+  const clock = new FakeClock();
+  const calls: string[] = [];
+  const events: AttemptEvent[] = [];
+  const sleeps: number[] = [];
+  const config = parseRouterConfig(
+    `
+router:
+  max_attempts_per_call: 3
+  retry_budget_per_job: 4
+  recovery: {switch_cooldown_ms: 0, hold_ms: 1000, max_step_points: 100}${extra}
+  targets:${TARGETS}
+  routes:
+    - {name: sensitive, when: {sensitivity: sensitive}, targets: [local_a, local_b], priority: 100}
+    - {name: main, when: {all_else: true}, targets: [local_a, local_b, cloud], priority: 1}
+`,
+    'resilience.spec',
+  );
+  const router = new Router({
+    config,
+    secrets: () => undefined,
+    logger: createLogger('resilience-spec', 'silent'),
+    clock,
+    random: () => 0.5,
+    sleep: (ms) => {
+      sleeps.push(ms);
+      return Promise.resolve();
+    },
+    retryBudget: new InMemoryRetryBudgetStore(clock),
+    observers: [{ onAttempt: (event) => events.push(event) }],
+    providerFactory: (target) =>
+      ({
+        target,
+        complete: (call: ProviderCall) => {
+          calls.push(target.name);
+          return (behaviours[target.name] ?? ok())(call);
+        },
+      }) as ChatProvider,
+  });
+  return { router, clock, calls, events, sleeps, config };
+}
+
+const meta = (input: RequestMetaInput = {}) => RequestMetaSchema.parse(input);
+const messages = [{ role: 'user' as const, content: 'hello' }];
+const count = (list: string[], name: string) => list.filter((n) => n === name).length;
+
+describe('Router resilience', () => {
+  it('stops sending to a target failing with 500s (health, then breaker) and serves every call elsewhere', async () => {
+    const { router, calls } = setup({ local_a: status(500) });
+    for (let i = 0; i < 30; i++) {
+      const result = await router.chat({ meta: meta(), messages });
+      expect(result.target).toBe('local_b');
+    }
+    // Three consecutive server errors take its score to 0; it is skipped until its retry time.
+    expect(count(calls, 'local_a')).toBe(3);
+  });
+
+  it('gives an unhealthy target one trial after retry_after_ms, and takes it back when it succeeds', async () => {
+    const behaviours: Record<string, Behaviour> = { local_a: status(500) };
+    const { router, clock, calls } = setup(behaviours);
+    for (let i = 0; i < 3; i++) await router.chat({ meta: meta(), messages });
+    behaviours.local_a = ok();
+    clock.advance(30_000);
+    const result = await router.chat({ meta: meta(), messages });
+    expect(result.target).toBe('local_a');
+    expect(count(calls, 'local_a')).toBe(4);
+  });
+
+  it('opens the breaker after 10 consecutive failures and half-opens after the cooldown', async () => {
+    const { router, clock } = setup({ local_a: status(500) }, '\n  health: {threshold: 0}');
+    for (let i = 0; i < 10; i++) await router.chat({ meta: meta(), messages });
+    expect(router.snapshot().find((t) => t.name === 'local_a')).toMatchObject({ breaker: 'open', state: 'unavailable' });
+    expect(router.explain(meta()).candidates[0]).toMatchObject({ target: 'local_a', reason: 'breaker_open' });
+    clock.advance(30_000);
+    expect(router.snapshot().find((t) => t.name === 'local_a')!.breaker).toBe('half_open');
+  });
+
+  it('keeps the whole job within its retry budget in a 429 storm, across calls', async () => {
+    const storm = status(429, { 'retry-after': '1' });
+    const { router, calls, sleeps, clock } = setup({ local_a: storm, local_b: storm, cloud: storm });
+    const context = { jobId: 'job-1', tenantId: 't' };
+    const errors: unknown[] = [];
+    for (let i = 0; i < 5; i++) {
+      await router.chat({ meta: meta(), messages, context }).catch((error: unknown) => errors.push(error));
+      clock.advance(1_000); // past every Retry-After: only the budget stops the next call
+    }
+    expect(calls.length).toBeLessThanOrEqual(1 + 4);
+    expect(calls.length).toBe(4);
+    expect(errors.every((e) => e instanceof RouterCallError)).toBe(true);
+    expect((errors.at(-1) as Error).message).toMatch(/retry budget of 4 failed upstream attempts for job job-1 is spent/);
+    // 429 → a short exponential backoff with jitter before the next target.
+    expect(sleeps[0]).toBe(1000 + 250);
+    expect(sleeps[1]).toBe(2000 + 250);
+  });
+
+  it('cools a rate-limited target down for its Retry-After', async () => {
+    const behaviours: Record<string, Behaviour> = { local_a: status(429, { 'retry-after': '5' }) };
+    const { router, clock } = setup(behaviours);
+    await router.chat({ meta: meta(), messages });
+    behaviours.local_a = ok();
+    expect(router.explain(meta()).candidates[0]).toMatchObject({ target: 'local_a', reason: 'rate_limited' });
+    clock.advance(5_000);
+    expect(router.explain(meta()).chosen).toBe('local_a');
+  });
+
+  it('moves on when the first token does not come in time', async () => {
+    const { router } = setup({ local_a: status(500), local_b: noFirstToken });
+    const result = await router.chat({ meta: meta(), messages });
+    expect(result.target).toBe('cloud');
+    expect(result.attempts[1]).toMatchObject({ target: 'local_b', errorClass: 'timeout', message: 'no first token within 100 ms' });
+  });
+
+  it('counts a JSON-mode reply that is not JSON as bad output of its target', async () => {
+    const { router, events } = setup({ local_a: ok('Sure! here is what I found') });
+    const result = await router.chat({ meta: meta(), messages, jsonMode: true });
+    expect(result.target).toBe('local_a');
+    expect(events[0]).toMatchObject({ outcome: 'bad_output', firstTokenMs: 50 });
+    expect(router.snapshot()[0]!.score).toBe(85);
+    for (let i = 0; i < 4; i++) await router.chat({ meta: meta(), messages, jsonMode: true });
+    expect(router.explain(meta()).candidates[0]).toMatchObject({ target: 'local_a', reason: 'unhealthy' });
+  });
+
+  it('reportBadOutput counts against the target', () => {
+    const { router } = setup({});
+    router.reportBadOutput('local_a');
+    expect(router.snapshot()[0]!.score).toBe(85);
+  });
+
+  it('spills non-sensitive work off an overloaded local target; sensitive work stays local', async () => {
+    const { router } = setup({ local_a: ok('{}', 2000) });
+    await router.chat({ meta: meta(), messages });
+    expect(router.explain(meta()).candidates[0]).toMatchObject({ target: 'local_a', reason: 'overloaded' });
+    expect(router.explain(meta({ sensitivity: 'sensitive' })).chosen).toBe('local_a');
+  });
+
+  it('drain, enable and force-primary, never a sensitive call to the cloud', async () => {
+    const { router } = setup({});
+    router.drain('local_a');
+    expect(router.explain(meta()).candidates[0]).toMatchObject({ target: 'local_a', reason: 'drained' });
+    expect(router.snapshot()[0]).toMatchObject({ state: 'drained', drained: true });
+    router.enable('local_a');
+    expect(router.explain(meta()).chosen).toBe('local_a');
+    router.forcePrimary('cloud');
+    expect(router.explain(meta())).toMatchObject({ chosen: 'cloud', rule: '(forced primary)' });
+    const sensitive = router.explain(meta({ sensitivity: 'sensitive' }));
+    expect(sensitive.chosen).toBe('local_a');
+    expect(sensitive.candidates[0]).toMatchObject({ target: 'cloud', reason: 'sensitive_requires_local' });
+    router.forcePrimary(null);
+    expect(router.explain(meta()).chosen).toBe('local_a');
+    expect(() => router.drain('nope')).toThrow(/unknown target "nope"; known targets: local_a, local_b, cloud/);
+  });
+
+  it('makes a sensitive call wait (NoEligibleTargetError) when both local targets are down', async () => {
+    const { router, calls } = setup({ local_a: status(500), local_b: status(500) });
+    router.drain('local_a');
+    router.drain('local_b');
+    await expect(router.chat({ meta: meta({ sensitivity: 'sensitive' }), messages })).rejects.toBeInstanceOf(NoEligibleTargetError);
+    expect(calls).toEqual([]);
+  });
+
+  it('rejects an input that fits no eligible target, naming the sizes', async () => {
+    const { router } = setup({});
+    const big = Array.from({ length: 900 }, (_, i) => `word${i}`).join(' ');
+    const error = await router.chat({ meta: meta({ sensitivity: 'sensitive' }), messages: [{ role: 'user', content: big }] }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ContextWindowExceededError);
+    expect((error as Error).message).toMatch(/about \d+ input tokens.*local_a 1000 \(limit 800\), local_b 1000 \(limit 800\)/);
+    // Not sensitive: the cloud target's window fits it.
+    expect((await router.chat({ meta: meta(), messages: [{ role: 'user', content: big }] })).target).toBe('cloud');
+  });
+
+  it('reload keeps the health of targets that still exist', async () => {
+    const { router, config } = setup({ local_a: status(500) });
+    for (let i = 0; i < 3; i++) await router.chat({ meta: meta(), messages });
+    router.reload(config);
+    expect(router.snapshot()[0]!.score).toBe(0);
+  });
+});
+
+describe('Router probes', () => {
+  it('a passing liveness probe does not lift an excluded target; a passing inference probe does; a cold start changes nothing', async () => {
+    const { router, clock } = setup({ local_a: status(500) });
+    for (let i = 0; i < 3; i++) await router.chat({ meta: meta(), messages });
+    router.recordProbe('local_a', { ok: false, coldStart: true, latencyMs: 1 });
+    expect(router.snapshot()[0]).toMatchObject({ score: 0, state: 'cold_start' });
+    router.recordProbe('local_a', { ok: true, latencyMs: 1, kind: 'liveness' });
+    expect(router.explain(meta()).candidates[0]).toMatchObject({ target: 'local_a', reason: 'unhealthy' });
+    router.recordProbe('local_a', { ok: true, latencyMs: 1, kind: 'inference' });
+    expect(router.snapshot()[0]!.score).toBe(30);
+    // Healthy again, but recovering: its share climbs 10 → 30 → 60 → 100 % (hold 1 s here).
+    expect(router.explain(meta()).candidates[0]).toMatchObject({ target: 'local_a', reason: 'recovering' });
+    expect(router.snapshot()[0]).toMatchObject({ share: 10, state: 'degraded' });
+    clock.advance(2_000);
+    expect(router.snapshot()[0]!.share).toBe(60);
+    expect(router.explain(meta()).chosen).toBe('local_a'); // random() = 0.5 < 60 %
+    clock.advance(2_000);
+    expect(router.snapshot()[0]!.share).toBe(100);
+  });
+});

@@ -1,0 +1,107 @@
+export type TimeoutStage = 'connect' | 'first_token' | 'total';
+
+export interface StageLimits {
+  /** Until the upstream's response headers arrive. */
+  connectMs: number;
+  /** Until the first streamed token, counted from the start. */
+  firstTokenMs: number;
+  /** The whole attempt. */
+  totalMs: number;
+}
+
+/**
+ * The router's three timeouts for one streamed attempt (SPEC §3.6), as one abort signal:
+ * connect until headers, first token until the first content, total for the whole answer.
+ * The caller's signal aborts it too, and afterwards tells which of the two fired.
+ */
+export class StagedDeadline {
+  readonly signal: AbortSignal;
+  private readonly controller = new AbortController();
+  private readonly started = performance.now();
+  private timer: NodeJS.Timeout | undefined;
+  private stage: TimeoutStage = 'connect';
+  private expiredStage: TimeoutStage | undefined;
+  /** The limit the armed timer enforces: before headers, the first-token or total limit may be the tighter one. */
+  private binding: TimeoutStage = 'connect';
+  private readonly onParentAbort = () => this.controller.abort(this.parent?.reason);
+
+  constructor(
+    private readonly limits: StageLimits,
+    private readonly parent?: AbortSignal,
+  ) {
+    this.signal = this.controller.signal;
+    this.binding = limits.connectMs < limits.firstTokenMs && limits.connectMs < limits.totalMs ? 'connect' : limits.firstTokenMs <= limits.totalMs ? 'first_token' : 'total';
+    this.arm(Math.min(limits.connectMs, limits.firstTokenMs, limits.totalMs));
+    if (parent?.aborted) this.onParentAbort();
+    else parent?.addEventListener('abort', this.onParentAbort, { once: true });
+  }
+
+  /** Response headers arrived: now waiting for the first token. */
+  headersReceived(): void {
+    if (this.stage !== 'connect') return;
+    this.stage = 'first_token';
+    this.binding = this.limits.firstTokenMs <= this.limits.totalMs ? 'first_token' : 'total';
+    this.arm(Math.min(this.limits.firstTokenMs, this.limits.totalMs) - this.elapsed());
+  }
+
+  /** The first token arrived: the rest of the total budget applies. */
+  firstToken(): void {
+    if (this.stage === 'total') return;
+    this.stage = 'total';
+    this.binding = 'total';
+    this.arm(this.limits.totalMs - this.elapsed());
+  }
+
+  get timedOut(): boolean {
+    return this.expiredStage !== undefined;
+  }
+
+  /** Which stage ran out, for the error message. */
+  get timedOutStage(): TimeoutStage | undefined {
+    return this.expiredStage;
+  }
+
+  get callerAborted(): boolean {
+    return this.parent?.aborted === true && this.expiredStage === undefined;
+  }
+
+  /** The limit of the stage that ran out, in ms. */
+  limitOf(stage: TimeoutStage): number {
+    return stage === 'connect' ? this.limits.connectMs : stage === 'first_token' ? this.limits.firstTokenMs : this.limits.totalMs;
+  }
+
+  dispose(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.parent?.removeEventListener('abort', this.onParentAbort);
+  }
+
+  private arm(ms: number): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = setTimeout(
+      () => {
+        this.expiredStage = this.binding;
+        this.controller.abort(new Error(`${this.binding} timeout of ${this.limitOf(this.binding)} ms passed`));
+      },
+      Math.max(0, ms),
+    );
+  }
+
+  private elapsed(): number {
+    return performance.now() - this.started;
+  }
+}
+
+/**
+ * The total budget of one attempt: first-token time plus the answer at the target's speed,
+ * with 50 % slack, never above the target's own timeout nor the call's remaining time.
+ */
+export function attemptTotalMs(
+  target: { first_token_timeout_ms: number; timeout_ms: number; tokens_per_second: number },
+  maxTokens: number | undefined,
+  remainingMs: number,
+  measuredTokensPerSecond: number | null,
+): number {
+  const speed = Math.max(target.tokens_per_second, measuredTokensPerSecond ?? 0);
+  const generation = maxTokens === undefined ? target.timeout_ms : ((maxTokens / speed) * 1000 * 3) / 2;
+  return Math.max(1, Math.floor(Math.min(target.timeout_ms, target.first_token_timeout_ms + generation, remainingMs)));
+}

@@ -1,0 +1,21 @@
+import { isNull, sql } from 'drizzle-orm';
+import { TASK_STATUSES, type TaskStatus } from '@switchyard/contracts';
+import type { Database } from '../database';
+import { agentTaskState as t } from '../schema';
+
+/** Operator-wide job counts, for /metrics. Not tenant data: counts only, across tenants. */
+export class JobStatsRepository {
+  constructor(private readonly db: Database) {}
+
+  /** Jobs (root tasks) per status; every status is present, 0 where none. */
+  async countJobsByStatus(): Promise<Record<TaskStatus, number>> {
+    const rows = await this.db
+      .select({ status: t.status, n: sql<number>`count(*)::int` })
+      .from(t)
+      .where(isNull(t.parentTaskId))
+      .groupBy(t.status);
+    const counts = Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
+    for (const row of rows) counts[row.status as TaskStatus] = Number(row.n);
+    return counts;
+  }
+}

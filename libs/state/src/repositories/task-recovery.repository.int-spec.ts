@@ -1,0 +1,175 @@
+/**
+ * The sweeper's queries against a real Postgres with the real migrations: concurrent sweeps
+ * take disjoint sets, a take-over fences the old owner out, the retry limit fails the task
+ * and its job, and the fan-in dependency check of the claim and the reconcile page.
+ */
+import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import type { NewTaskRow } from '../schema';
+import { createTestDatabase, type TestDatabase } from '../testing/test-database';
+import { TaskRecoveryRepository, type StaleDecision } from './task-recovery.repository';
+import { LeaseLostError, TaskRepository, type Lease } from './task.repository';
+
+let database: TestDatabase;
+let tasks: TaskRepository;
+let recovery: TaskRecoveryRepository;
+const DEPS = { synthesize: ['extract'] };
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  tasks = new TaskRepository(database.db);
+  recovery = new TaskRecoveryRepository(database.db);
+});
+
+afterAll(async () => {
+  await database?.destroy();
+});
+
+async function createJob(extracts: number, optional: boolean[] = []) {
+  const jobId = randomUUID();
+  const tenantId = `tenant-${jobId.slice(0, 8)}`;
+  const base = { jobId, tenantId, jobType: 'doc_review', parentTaskId: jobId };
+  const root: NewTaskRow = { ...base, taskId: jobId, parentTaskId: null, agentId: 'supervisor', role: 'job', inputSummary: {}, totalSteps: extracts + 1 };
+  const extractRows: NewTaskRow[] = Array.from({ length: extracts }, (_, i) => ({
+    ...base,
+    taskId: randomUUID(),
+    agentId: `extract-${i + 1}`,
+    role: 'extract',
+    ordinal: i,
+    optional: optional[i] ?? false,
+    inputSummary: {},
+    totalSteps: 2,
+  }));
+  const synthesize: NewTaskRow = { ...base, taskId: randomUUID(), agentId: 'synthesize', role: 'synthesize', ordinal: extracts, inputSummary: {}, totalSteps: 2 };
+  await tasks.createJob(root, [...extractRows, synthesize]);
+  return { jobId, extractIds: extractRows.map((r) => r.taskId as string), synthesizeId: synthesize.taskId as string };
+}
+
+async function claim(taskId: string, owner = 'worker-a'): Promise<Lease> {
+  const result = await tasks.claimTask(taskId, owner, DEPS);
+  if (!result.claimed) throw new Error(`could not claim ${taskId}: ${result.reason}`);
+  return result.lease;
+}
+
+/** As if the owner stopped heartbeating a minute ago. */
+async function silence(taskIds: string[]): Promise<void> {
+  await database.db.execute(sql`update agent_task_state set updated_at = now() - interval '1 minute' where task_id in (${sql.join(
+    taskIds.map((id) => sql`${id}::uuid`),
+    sql`, `,
+  )})`);
+}
+
+const requeue = (): StaleDecision => ({ action: 'requeue' });
+
+async function completeTask(lease: Lease) {
+  await tasks.checkpoint(lease, { step: 0, name: 'prepare', summary: {}, completed_at: new Date().toISOString() }, [], 0);
+  await tasks.completeTask(lease, { step: 1, name: 'extract', summary: {}, completed_at: new Date().toISOString() }, { conclusion: 'c', evidence: [], confidence: 1 }, [], 0);
+}
+
+describe('TaskRecoveryRepository (Postgres)', () => {
+  it('lets two concurrent sweeps claim each stale task exactly once', async () => {
+    const job = await createJob(12);
+    for (const id of job.extractIds) await claim(id);
+    await silence([...job.extractIds, job.jobId]);
+    const mine = <R extends { jobId: string }>(rows: R[]) => rows.filter((r) => r.jobId === job.jobId);
+
+    const [a, b] = await Promise.all([
+      recovery.sweepStale({ sweeperId: 'sweeper:a', staleAfterMs: 5_000, limit: 100, decide: requeue }),
+      recovery.sweepStale({ sweeperId: 'sweeper:b', staleAfterMs: 5_000, limit: 100, decide: requeue }),
+    ]);
+    const claimed = [...mine(a), ...mine(b)].map((t) => t.taskId).sort();
+    expect(claimed).toEqual([...job.extractIds].sort());
+    // The job's root row is running too, without a heartbeat of its own: never swept.
+    expect(claimed).not.toContain(job.jobId);
+    expect((await tasks.findTask(job.jobId))!.status).toBe('running');
+    // A third sweep finds nothing left: they are pending again, with a fresh heartbeat.
+    expect(mine(await recovery.sweepStale({ sweeperId: 'sweeper:c', staleAfterMs: 5_000, limit: 100, decide: requeue }))).toEqual([]);
+    for (const id of job.extractIds) {
+      const row = (await tasks.findTask(id))!;
+      expect(row).toMatchObject({ status: 'pending', retryCount: 1, leaseVersion: 2, queueJobId: `${id}.r1` });
+      expect(row.leaseOwner).toMatch(/^sweeper:[ab]$/);
+    }
+  });
+
+  it('fences the presumed-dead owner out: its checkpoint, heartbeat and completion are refused', async () => {
+    const job = await createJob(1);
+    const old = await claim(job.extractIds[0]!);
+    await silence(job.extractIds);
+    await recovery.sweepStale({ sweeperId: 'sweeper:a', staleAfterMs: 5_000, limit: 100, decide: requeue });
+    const fresh = await claim(job.extractIds[0]!, 'worker-b');
+    expect(fresh.version).toBe(old.version + 2);
+
+    expect(await tasks.heartbeat(old)).toBe(false);
+    await expect(tasks.checkpoint(old, { step: 0, name: 'prepare', summary: {}, completed_at: '' }, [], 0)).rejects.toBeInstanceOf(LeaseLostError);
+    await completeTask(fresh);
+    await expect(completeTask(old)).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await tasks.findTask(job.extractIds[0]!))!.status).toBe('success');
+  });
+
+  it('fails a task at the retry limit with the reason, fails its job and cancels the rest', async () => {
+    const job = await createJob(2);
+    await claim(job.extractIds[0]!);
+    await silence([job.extractIds[0]!]);
+    const swept = await recovery.sweepStale({
+      sweeperId: 'sweeper:a',
+      staleAfterMs: 5_000,
+      limit: 100,
+      decide: () => ({ action: 'fail', reason: 'abandoned: retry limit reached' }),
+    });
+    expect(swept.filter((t) => t.jobId === job.jobId)).toEqual([expect.objectContaining({ action: 'fail', jobFailed: true })]);
+    const failed = (await tasks.findTask(job.extractIds[0]!))!;
+    expect(failed).toMatchObject({ status: 'failed', error: 'abandoned: retry limit reached', retryCount: 1 });
+    expect((await tasks.findTask(job.jobId))!).toMatchObject({ status: 'failed', error: 'task extract-1 failed: abandoned: retry limit reached' });
+    expect((await tasks.findTask(job.extractIds[1]!))!.status).toBe('cancelled');
+    expect((await tasks.findTask(job.synthesizeId))!.status).toBe('cancelled');
+  });
+
+  it('keeps a fan-in task blocked until every required dependency finished', async () => {
+    const job = await createJob(2, [false, true]);
+    expect(await tasks.claimTask(job.synthesizeId, 'worker-a', DEPS)).toEqual({ claimed: false, reason: 'blocked', status: 'pending' });
+    const page = async () => (await recovery.pendingPage(DEPS, 1_000)).tasks.find((t) => t.taskId === job.synthesizeId)!;
+    expect(await page()).toMatchObject({ blocked: true, depsDoneAt: null });
+
+    await completeTask(await claim(job.extractIds[0]!));
+    expect((await tasks.claimTask(job.synthesizeId, 'worker-a', DEPS)).claimed).toBe(false);
+    // The optional extract failing does not hold the synthesis up.
+    await tasks.failTask(await claim(job.extractIds[1]!), 'bad document', []);
+    const ready = await page();
+    expect(ready.blocked).toBe(false);
+    expect(ready.depsDoneAt).toBeInstanceOf(Date);
+    expect((await tasks.claimTask(job.synthesizeId, 'worker-a', DEPS)).claimed).toBe(true);
+  });
+
+  it('walks pending tasks a page at a time with a keyset cursor', async () => {
+    const job = await createJob(5);
+    const seen = new Set<string>();
+    let cursor;
+    for (let i = 0; i < 100; i += 1) {
+      const { tasks: page } = await recovery.pendingPage(DEPS, 2, cursor);
+      for (const t of page) seen.add(t.taskId);
+      const last = page.at(-1);
+      if (page.length < 2 || !last) break;
+      cursor = { updatedAt: last.updatedAt, taskId: last.taskId };
+    }
+    for (const id of [...job.extractIds, job.synthesizeId]) expect(seen.has(id)).toBe(true);
+    const seenAt = (await tasks.findTask(job.extractIds[0]!))!.updatedAt;
+    expect(await recovery.markRequeued(job.extractIds[0]!, `${job.extractIds[0]}.r0`, seenAt)).toBe(true);
+    // A second sweeper that saw the same row loses the compare-and-set: one enqueue only.
+    expect(await recovery.markRequeued(job.extractIds[0]!, `${job.extractIds[0]}.r0`, seenAt)).toBe(false);
+    expect((await tasks.findTask(job.extractIds[0]!))!.queueJobId).toBe(`${job.extractIds[0]}.r0`);
+  });
+
+  it('lists stale and resumed tasks for the admin view', async () => {
+    const job = await createJob(2);
+    await claim(job.extractIds[0]!);
+    await claim(job.extractIds[1]!);
+    await silence([job.extractIds[0]!]);
+    const stale = await recovery.listForAdmin({ stale: true, staleAfterMs: 5_000, limit: 100 });
+    expect(stale.map((t) => t.taskId)).toContain(job.extractIds[0]);
+    expect(stale.map((t) => t.taskId)).not.toContain(job.extractIds[1]);
+    expect(stale.find((t) => t.taskId === job.extractIds[0])).toMatchObject({ stale: true, leaseOwner: 'worker-a', retryCount: 0 });
+    await recovery.sweepStale({ sweeperId: 'sweeper:a', staleAfterMs: 5_000, limit: 100, decide: requeue });
+    const resumed = await recovery.listForAdmin({ resumed: true, staleAfterMs: 5_000, limit: 100 });
+    expect(resumed.find((t) => t.taskId === job.extractIds[0])).toMatchObject({ retryCount: 1, leaseOwner: 'sweeper:a', stale: false });
+  });
+});

@@ -1,0 +1,2 @@
+ALTER TABLE "agent_task_state" ADD COLUMN "queue_job_id" text;--> statement-breakpoint
+CREATE INDEX "agent_task_state_pending_idx" ON "agent_task_state" USING btree ("updated_at","task_id") WHERE "agent_task_state"."status" = 'pending';
