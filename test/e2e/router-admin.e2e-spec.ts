@@ -63,6 +63,14 @@ describe('router admin across the fleet (real supervisor, worker, llm-sim, Redis
     expect(res.status).toBe(200);
     return res.json;
   };
+  /** waitFor, with every process's recent output in the message when it times out. */
+  const waitForFleet = async <T>(what: string, check: () => Promise<T | undefined>): Promise<T> => {
+    try {
+      return await waitFor(what, check);
+    } catch (error) {
+      throw new Error(`${String(error)}\nlast GET /admin/targets: ${JSON.stringify(await targets().catch(() => null))}\n${stack.logs()}`, { cause: error });
+    }
+  };
   const workerView = (json: TargetsJson, target: string) => json.targets.find((t) => t.name === target)?.fleet?.processes.find((p) => p.role === 'worker');
 
   async function extractCalls(): Promise<SimCall[]> {
@@ -78,7 +86,7 @@ describe('router admin across the fleet (real supervisor, worker, llm-sim, Redis
   }
 
   it('GET /admin/targets shows the worker in the fleet, with an aggregate per target', async () => {
-    const json = await waitFor('the worker to report its router snapshot', async () => {
+    const json = await waitForFleet('the worker to report its router snapshot', async () => {
       const current = await targets();
       return workerView(current, 'local_vllm_7b') ? current : undefined;
     });
@@ -100,7 +108,7 @@ describe('router admin across the fleet (real supervisor, worker, llm-sim, Redis
     const drained = await stack.request<TargetJson>('POST', '/admin/targets/local_vllm_7b/drain', undefined, ADMIN);
     expect(drained.status).toBe(200);
     expect(drained.json.drained).toBe(true);
-    await waitFor('the worker to report local_vllm_7b drained', async () => workerView(await targets(), 'local_vllm_7b')?.drained === true || undefined);
+    await waitForFleet('the worker to report local_vllm_7b drained', async () => workerView(await targets(), 'local_vllm_7b')?.drained === true || undefined);
 
     const whileDrained = await extractCalls();
     expect(whileDrained.some((c) => c.target === 'local_vllm_7b')).toBe(false);
@@ -108,7 +116,7 @@ describe('router admin across the fleet (real supervisor, worker, llm-sim, Redis
     const enabled = await stack.request<TargetJson>('POST', '/admin/targets/local_vllm_7b/enable', undefined, ADMIN);
     expect(enabled.status).toBe(200);
     expect(enabled.json.drained).toBe(false);
-    await waitFor('the worker to report local_vllm_7b enabled', async () => workerView(await targets(), 'local_vllm_7b')?.drained === false || undefined);
+    await waitForFleet('the worker to report local_vllm_7b enabled', async () => workerView(await targets(), 'local_vllm_7b')?.drained === false || undefined);
 
     expect(new Set((await extractCalls()).map((c) => c.target))).toEqual(new Set(['local_vllm_7b']));
   }, 180_000);
@@ -118,11 +126,11 @@ describe('router admin across the fleet (real supervisor, worker, llm-sim, Redis
     expect((await stack.request('POST', '/admin/routing/force-primary', { target: 'no_such_target' }, ADMIN)).status).toBe(404);
 
     expect((await stack.request('POST', '/admin/routing/force-primary', { target: 'local_vllm_32b' }, ADMIN)).status).toBe(200);
-    await waitFor('the worker to report the forced primary', async () => workerView(await targets(), 'local_vllm_32b')?.forcedPrimary === true || undefined);
+    await waitForFleet('the worker to report the forced primary', async () => workerView(await targets(), 'local_vllm_32b')?.forcedPrimary === true || undefined);
     expect(new Set((await extractCalls()).map((c) => c.target))).toEqual(new Set(['local_vllm_32b']));
 
     expect((await stack.request('POST', '/admin/routing/force-primary', { target: null }, ADMIN)).status).toBe(200);
-    await waitFor('the worker to clear the forced primary', async () => workerView(await targets(), 'local_vllm_32b')?.forcedPrimary === false || undefined);
+    await waitForFleet('the worker to clear the forced primary', async () => workerView(await targets(), 'local_vllm_32b')?.forcedPrimary === false || undefined);
     const json = await targets();
     for (const target of json.targets) expect(target.fleet!.aggregate.drainedIn).toBe(0);
   }, 180_000);

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import IORedis from 'ioredis';
+import { deleteKeysWithPrefix } from '@switchyard/platform';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
 import { SIM_TARGETS, simTargetsEnv, writeRouterConfigForSim } from '../../apps/demo/src/sim-targets';
 import { ManagedProcess, freePort, waitFor } from './processes';
@@ -162,12 +163,7 @@ export class TestStack {
     await Promise.all([...this.workers, this.supervisor, ...this.extraSupervisors, this.sim].map((p) => p.stop()));
     const redis = new IORedis(this.sharedEnv.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
     try {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${this.prefix}:*`, 'COUNT', 1000);
-        if (keys.length) await redis.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
+      await deleteKeysWithPrefix(redis, this.prefix);
     } finally {
       redis.disconnect();
     }

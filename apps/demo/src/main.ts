@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import IORedis from 'ioredis';
 import { loadConfig } from '@switchyard/config';
+import { deleteKeysWithPrefix } from '@switchyard/platform';
 import { migrateDatabase } from '@switchyard/state';
 import { MissingDependencyError, checkPostgres, obtainRedis } from './infrastructure';
 import { ManagedProcess, freePort, sleep } from './processes';
@@ -154,12 +155,7 @@ async function followProgress(api: string, jobs: { label: string; jobId: string 
 async function deleteKeys(url: string, prefix: string): Promise<void> {
   const redis = new IORedis(url, { maxRetriesPerRequest: 1 });
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await deleteKeysWithPrefix(redis, prefix);
   } finally {
     redis.disconnect();
   }

@@ -14,6 +14,7 @@ import IORedis from 'ioredis';
 import { loadConfig } from '@switchyard/config';
 import { parseJobSubmission } from '@switchyard/contracts';
 import { createLogger } from '@switchyard/observability';
+import { deleteKeysWithPrefix } from '@switchyard/platform';
 import { planJob } from '@switchyard/orchestration';
 import { TaskRepository } from '@switchyard/state';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
@@ -50,12 +51,7 @@ describe('worker: doc_review flow fan-out and fan-in', () => {
   });
 
   afterAll(async () => {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await deleteKeysWithPrefix(redis, prefix);
     redis.disconnect();
     await sim.stop();
     await database.destroy();

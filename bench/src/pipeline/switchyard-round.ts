@@ -7,7 +7,7 @@ import { ZodError } from 'zod';
 import { EnvSchema } from '@switchyard/config';
 import { parseJobSubmission, parseQueueJob, type AgentRole } from '@switchyard/contracts';
 import { extractTraceContext, injectTraceCarrier, startTelemetry, withSpan, type Logger } from '@switchyard/observability';
-import { TaskRunner, agentRegistry, planJob } from '@switchyard/orchestration';
+import { TaskRunner, agentRegistry, planJob, settlementFor } from '@switchyard/orchestration';
 import { TaskRepository, connectDatabase, type DatabaseHandle } from '@switchyard/state';
 import { cpuSnapshot, cpuSpent } from '../support/cpu';
 import { InstantModelRouter } from '../support/fake-model-router';
@@ -24,11 +24,6 @@ import type { RoundRequest, RoundResult } from './settings';
 
 /** The apps' settings when no environment variable is set (libs/config). */
 const DEFAULTS = EnvSchema.parse({});
-const BUSY_RECHECK_MS = 5_000; // apps/worker task.processor.ts
-const BLOCKED_RECHECK_MS = 1_000; // apps/worker task.processor.ts
-
-/** apps/worker task.processor.ts targetWaitDelayMs: 1, 2, 4, 8, then 15 s. */
-const targetWaitDelayMs = (checks: number) => Math.min(15_000, 1_000 * 2 ** Math.max(0, checks - 1));
 
 /**
  * libs/observability createLogger's options at the default level (info), written to /dev/null.
@@ -73,42 +68,23 @@ function taskProcessor(role: AgentRole, runner: TaskRunner, shutdown: AbortSigna
         },
         shutdown,
       );
-      switch (outcome.kind) {
-        case 'completed':
-        case 'already_done':
-        case 'lease_lost':
-          return { outcome: outcome.kind };
-        case 'busy':
-          if ('waitingFor' in outcome && outcome.waitingFor === 'dependencies') {
-            logger.info({ task_id: payload.task_id, queue: role }, 'task dependencies unfinished; rechecking later');
-            await job.moveToDelayed(Date.now() + BLOCKED_RECHECK_MS, token);
-            throw new DelayedError();
-          }
-          logger.info({ task_id: payload.task_id, queue: role }, 'task held by another worker; rechecking later');
-          await job.moveToDelayed(Date.now() + BUSY_RECHECK_MS, token);
+      // The worker app's own settlement of run outcomes (apps/worker TaskProcessor applies it the same way).
+      const settlement = settlementFor(outcome, payload, Date.now());
+      switch (settlement.action) {
+        case 'complete':
+          return settlement.value;
+        case 'delay':
+          logger.info({ task_id: payload.task_id, queue: role }, settlement.reason);
+          if (settlement.data) await job.updateData(settlement.data);
+          await job.moveToDelayed(settlement.untilMs, token);
           throw new DelayedError();
-        case 'waiting_for_target': {
-          const checks = (payload.waiting?.checks ?? 0) + 1;
-          await job.updateData({ ...payload, waiting: { since: payload.waiting?.since ?? Date.now(), checks } });
-          await job.moveToDelayed(Date.now() + targetWaitDelayMs(checks), token);
-          throw new DelayedError();
-        }
-        case 'released':
-          throw outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
-        case 'failed':
-          throw new UnrecoverableError(outcome.reason);
-        case 'not_runnable':
-          throw new UnrecoverableError(`task ${payload.task_id} is ${outcome.status}`);
-        default:
-          // A new outcome kind fails the build here: mirror the worker app's handling of it.
-          return unhandled(outcome);
+        case 'retry':
+          throw settlement.error;
+        case 'fail':
+          throw new UnrecoverableError(settlement.reason);
       }
     });
   };
-}
-
-function unhandled(outcome: never): never {
-  throw new Error(`bench processor does not handle run outcome ${JSON.stringify(outcome)}`);
 }
 
 function submissionBody(children: number, n: number) {
@@ -141,9 +117,9 @@ async function timedJobs(request: RoundRequest, p: Process, label: string, jobs:
   const s = request.settings;
   const prefix = `${request.prefix}:sy-${label}`;
   const tenant = `bench-${label}`;
-  const supervisorTasks = new TaskRepository(p.supervisorDb.db);
+  const supervisorTasks = new TaskRepository(p.supervisorDb.db, p.supervisorDb.pool);
   const runner = new TaskRunner({
-    tasks: new TaskRepository(p.workerDb.db),
+    tasks: new TaskRepository(p.workerDb.db, p.workerDb.pool),
     router: p.router,
     agents: agentRegistry(),
     workerId: `bench-worker:${process.pid}:${randomBytes(3).toString('hex')}`,

@@ -114,6 +114,9 @@ export function queryKind(sql: string): string {
   const s = sql.replace(/\s+/g, ' ').trim().toLowerCase();
   if (s === 'begin' || s.startsWith('begin ')) return 'begin';
   if (s === 'commit') return 'commit';
+  // The repository's pre-built statements name themselves: /* sy:<name> */ ...
+  const named = /^\s*\/\* sy:(\w+) \*\//.exec(sql);
+  if (named) return named[1] === 'taskStatus' ? 'claim miss (status read)' : named[1]!;
   if (s === 'rollback') return 'rollback';
   if (s.startsWith('insert into "agent_task_state"')) return 'insert (createJob)';
   if (s.startsWith('with claimed as')) return 'claimTask';

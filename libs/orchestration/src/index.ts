@@ -14,3 +14,4 @@ export * from './queues/queue-options';
 export * from './runner/task-runner';
 export * from './runner/failure';
 export * from './recovery/sweep-decisions';
+export * from './runner/queue-settlement';

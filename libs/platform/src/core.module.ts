@@ -29,7 +29,7 @@ export class CoreModule implements OnApplicationShutdown {
           useFactory: () => connectDatabase(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, application_name: `switchyard-${service}` }),
         },
         { provide: REDIS, useFactory: () => connectRedis(config.REDIS_URL, `switchyard-${service}`) },
-        { provide: TaskRepository, useFactory: (db: DatabaseHandle) => new TaskRepository(db.db), inject: [DATABASE] },
+        { provide: TaskRepository, useFactory: (db: DatabaseHandle) => new TaskRepository(db.db, db.pool), inject: [DATABASE] },
       ],
       exports: [APP_CONFIG, LOGGER, DATABASE, REDIS, TaskRepository],
     };

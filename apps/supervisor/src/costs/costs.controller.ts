@@ -3,6 +3,9 @@ import { LedgerRepository, type CostTotals } from '@switchyard/state';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
 import { parseCostReportQuery } from './cost-report.query';
 
+/** Latencies are stored as `real`: show them to a tenth of a millisecond, not float noise. */
+const tenth = (ms: number | null) => (ms === null ? null : Math.round(ms * 10) / 10);
+
 function presentTotals(totals: CostTotals) {
   return {
     calls: totals.calls,
@@ -10,8 +13,8 @@ function presentTotals(totals: CostTotals) {
     output_tokens: totals.outputTokens,
     cost_usd: totals.costUsd,
     errors: totals.errors,
-    latency_p50_ms: totals.latencyP50Ms,
-    latency_p95_ms: totals.latencyP95Ms,
+    latency_p50_ms: tenth(totals.latencyP50Ms),
+    latency_p95_ms: tenth(totals.latencyP95Ms),
   };
 }
 

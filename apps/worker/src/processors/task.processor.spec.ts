@@ -4,7 +4,8 @@ import { DelayedError, type Job } from 'bullmq';
 import { createLogger } from '@switchyard/observability';
 import type { RunOutcome, TaskRunner } from '@switchyard/orchestration';
 import { ShutdownSignal } from './shutdown-signal';
-import { BLOCKED_RECHECK_MS, BUSY_RECHECK_MS, TaskProcessor } from './task.processor';
+import { BLOCKED_RECHECK_MS, BUSY_RECHECK_MS } from '@switchyard/orchestration';
+import { TaskProcessor } from './task.processor';
 
 class TestProcessor extends TaskProcessor {
   readonly role = 'synthesize' as const;

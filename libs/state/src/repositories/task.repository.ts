@@ -1,4 +1,5 @@
-import { and, asc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import type { Pool } from 'pg';
 import type { RouteRecord, TaskStatus } from '@switchyard/contracts';
 import type { Database } from '../database';
 import { agentTaskState as t, type NewTaskRow, type StepCheckpoint, type TaskRow } from '../schema';
@@ -104,34 +105,147 @@ export interface JobListCursor {
 const ACTIVE: TaskStatus[] = ['pending', 'running', 'paused'];
 const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
 
+/*
+ * The hot path (createJob, claim, checkpoint, complete, heartbeat, fan-in read) is pre-built
+ * SQL sent through pg as named statements: parsed and planned once per connection, with no
+ * query builder and no row mapping in between. Each starts with a comment naming it (sy:<name>).
+ */
+
+/** Every column: JS property → SQL name, in table order. */
+const COLUMNS = Object.entries(getTableColumns(t)).map(([key, column]) => ({ key, name: column.name }));
+
+/** The database defaults of the columns that have one (the insert must apply them itself). */
+const COLUMN_DEFAULTS: Readonly<Record<string, string>> = {
+  status: "'pending'::task_status",
+  optional: 'false',
+  ordinal: '0',
+  step_checkpoints: "'[]'::jsonb",
+  current_step: '0',
+  retry_count: '0',
+  route_targets: "'[]'::jsonb",
+  cost_usd: '0',
+  lease_version: '0',
+  created_at: 'now()',
+  updated_at: 'now()',
+};
+for (const column of Object.values(getTableColumns(t))) {
+  if (column.hasDefault && !(column.name in COLUMN_DEFAULTS)) throw new Error(`createJob: no default for column ${column.name}`);
+}
+const insertColumns = COLUMNS.map((c) => c.name).join(', ');
+const insertValues = COLUMNS.map((c) => (COLUMN_DEFAULTS[c.name] ? `coalesce(r.${c.name}, ${COLUMN_DEFAULTS[c.name]})` : `r.${c.name}`)).join(', ');
+
+/** A new row as JSON keyed by column name, for `jsonb_populate_record(set)`. Absent fields take the column default. */
+function rowJson(row: NewTaskRow): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const { key, name } of COLUMNS) {
+    const value = (row as Record<string, unknown>)[key];
+    if (value !== undefined && value !== null) out[name] = value;
+  }
+  return out;
+}
+
+/**
+ * One statement: the root row (skipped when its idempotency key is taken), then the tasks
+ * only when the root went in. $1: the root as JSON, $2: the tasks as a JSON array.
+ */
+const CREATE_JOB_SQL = `/* sy:createJob */
+with root as (
+  insert into agent_task_state (${insertColumns})
+  select ${insertValues} from jsonb_populate_record(null::agent_task_state, $1::jsonb) r
+  on conflict (tenant_id, idempotency_key) where parent_task_id is null and idempotency_key is not null do nothing
+  returning task_id
+), tasks as (
+  insert into agent_task_state (${insertColumns})
+  select ${insertValues} from jsonb_populate_recordset(null::agent_task_state, $2::jsonb) r
+  where exists (select 1 from root)
+  returning 1
+)
+select exists (select 1 from root) as created`;
+
+/** $3: the role dependencies as JSON (see `unfinishedDependency`). */
+const CLAIM_SQL = `/* sy:claimTask */
+with claimed as (
+  update agent_task_state set status = 'running', lease_owner = $2, lease_version = lease_version + 1,
+    started_at = coalesce(started_at, now()), updated_at = now(), error = null
+  where task_id = $1 and status = 'pending' and not exists (
+    select 1 from agent_task_state dep
+    where dep.job_id = agent_task_state.job_id and dep.parent_task_id is not null
+      and dep.role in (select jsonb_array_elements_text(coalesce($3::jsonb -> agent_task_state.role, '[]'::jsonb)))
+      and dep.status <> 'success' and not (dep.optional and dep.status in ('failed', 'cancelled')))
+  returning *
+), job as (
+  update agent_task_state set status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
+  where task_id = (select job_id from claimed) and status = 'pending'
+  returning task_id
+)
+select * from claimed`;
+
+const TASK_STATUS_SQL = `/* sy:taskStatus */ select status from agent_task_state where task_id = $1`;
+
+/** The lease fence: $1 task, $2 owner, $3 version. */
+const FENCE = `task_id = $1 and lease_owner = $2 and lease_version = $3 and status = 'running'`;
+
+const CHECKPOINT_SQL = `/* sy:checkpoint */
+update agent_task_state set current_step = $4::int + 1, step_checkpoints = step_checkpoints || $5::jsonb,
+  route_targets = route_targets || $6::jsonb, cost_usd = cost_usd + $7::float8, updated_at = now()
+where ${FENCE} and current_step = $4::int`;
+
+const COMPLETE_SQL = `/* sy:completeTask */
+with done as (
+  update agent_task_state set status = 'success', current_step = $4::int + 1,
+    step_checkpoints = step_checkpoints || $5::jsonb,
+    route_targets = route_targets || $6::jsonb,
+    cost_usd = cost_usd + $7::float8, output_summary = $8::jsonb,
+    updated_at = now(), finished_at = now(), error = null
+  where ${FENCE} and current_step = $4::int
+  returning job_id
+), job as (
+  update agent_task_state set status = 'success', output_summary = $10::jsonb,
+    updated_at = now(), finished_at = now()
+  where $9::boolean and task_id = (select job_id from done) and status = 'running'
+  returning task_id
+)
+select (select count(*) from done)::int as done`;
+
+const HEARTBEAT_SQL = `/* sy:heartbeat */ update agent_task_state set updated_at = now() where ${FENCE}`;
+
+const TASKS_OF_ROLE_SQL = `/* sy:findTasksOfRole */
+select task_id, agent_id, status, input_summary - 'text' as input_summary, output_summary, optional
+from agent_task_state where job_id = $1 and role = $2
+order by ordinal asc, created_at asc`;
+
 export class TaskRepository {
-  constructor(private readonly db: Database) {}
+  private readonly pool: Pool;
+
+  /** `pool` is the one behind `db` (`DatabaseHandle.pool`); when omitted, drizzle's client is used. */
+  constructor(
+    private readonly db: Database,
+    pool?: Pool,
+  ) {
+    const client = pool ?? (db as Database & { $client?: Pool }).$client;
+    if (!client) throw new Error('TaskRepository needs the pg pool behind the database handle');
+    this.pool = client;
+  }
 
   /**
-   * Writes a job and all its tasks in one transaction. With an idempotency key, a second
+   * Writes a job and all its tasks in one statement. With an idempotency key, a second
    * submission finds the first job instead (the caller compares request hashes).
    */
   async createJob(root: NewTaskRow, tasks: NewTaskRow[]): Promise<CreateJobResult> {
-    return this.db.transaction(async (tx) => {
-      const inserted = await tx
-        .insert(t)
-        .values(root)
-        .onConflictDoNothing({
-          target: [t.tenantId, t.idempotencyKey],
-          where: sql`${t.parentTaskId} is null and ${t.idempotencyKey} is not null`,
-        })
-        .returning({ taskId: t.taskId });
-      if (inserted.length === 0) {
-        const [existing] = await tx
-          .select()
-          .from(t)
-          .where(and(eq(t.tenantId, root.tenantId), eq(t.idempotencyKey, root.idempotencyKey ?? ''), isNull(t.parentTaskId)));
-        if (!existing) throw new Error('idempotency conflict without an existing job');
-        return { created: false, existing };
-      }
-      if (tasks.length > 0) await tx.insert(t).values(tasks);
-      return { created: true, jobId: root.taskId };
+    const result = await this.pool.query<{ created: boolean }>({
+      name: 'sy-create-job',
+      text: CREATE_JOB_SQL,
+      values: [JSON.stringify(rowJson(root)), JSON.stringify(tasks.map(rowJson))],
     });
+    if (result.rows[0]?.created) return { created: true, jobId: root.taskId };
+    // Rare (a repeated submission): read the job that holds the key. A separate statement also
+    // sees a job that a concurrent submission committed after this statement's snapshot.
+    const [existing] = await this.db
+      .select()
+      .from(t)
+      .where(and(eq(t.tenantId, root.tenantId), eq(t.idempotencyKey, root.idempotencyKey ?? ''), isNull(t.parentTaskId)));
+    if (!existing) throw new Error('idempotency conflict without an existing job');
+    return { created: false, existing };
   }
 
   /** Removes a job whose queue entries could not be written, so nothing is half-submitted. */
@@ -188,24 +302,17 @@ export class TaskRepository {
    * bumped lease version is the fencing token every later write must present.
    */
   async claimTask(taskId: string, owner: string, deps: RoleDependencies = {}): Promise<ClaimResult> {
-    const result = await this.db.execute<Record<string, unknown>>(sql`
-      with claimed as (
-        update ${t} set status = 'running', lease_owner = ${owner}, lease_version = lease_version + 1,
-          started_at = coalesce(started_at, now()), updated_at = now(), error = null
-        where task_id = ${taskId} and status = 'pending' and not ${unfinishedDependency(deps, 'agent_task_state')}
-        returning *
-      ), job as (
-        update ${t} set status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
-        where task_id = (select job_id from claimed) and status = 'pending'
-        returning task_id
-      )
-      select * from claimed`);
+    const result = await this.pool.query<Record<string, unknown>>({
+      name: 'sy-claim-task',
+      text: CLAIM_SQL,
+      values: [taskId, owner, JSON.stringify(deps)],
+    });
     const raw = result.rows[0];
     if (raw) {
       const task = toTaskRow(raw);
       return { claimed: true, task, lease: { taskId, owner, version: task.leaseVersion } };
     }
-    const [current] = await this.db.select({ status: t.status }).from(t).where(eq(t.taskId, taskId));
+    const current = (await this.pool.query<{ status: TaskStatus }>({ name: 'sy-task-status', text: TASK_STATUS_SQL, values: [taskId] })).rows[0];
     if (!current) return { claimed: false, reason: 'missing' };
     if (current.status === 'pending') return { claimed: false, reason: 'blocked', status: current.status };
     return {
@@ -217,16 +324,11 @@ export class TaskRepository {
 
   /** Records a completed step; refused unless the lease still holds and the step is the next one. */
   async checkpoint(lease: Lease, checkpoint: StepCheckpoint, routes: RouteRecord[], costUsd: number): Promise<void> {
-    const result = await this.db
-      .update(t)
-      .set({
-        currentStep: checkpoint.step + 1,
-        stepCheckpoints: sql`${t.stepCheckpoints} || ${json([checkpoint])}`,
-        routeTargets: sql`${t.routeTargets} || ${json(routes)}`,
-        costUsd: sql`${t.costUsd} + ${costUsd}`,
-        updatedAt: sql`now()`,
-      })
-      .where(and(this.holds(lease), eq(t.currentStep, checkpoint.step)));
+    const result = await this.pool.query({
+      name: 'sy-checkpoint',
+      text: CHECKPOINT_SQL,
+      values: [lease.taskId, lease.owner, lease.version, checkpoint.step, JSON.stringify([checkpoint]), JSON.stringify(routes), costUsd],
+    });
     if (result.rowCount !== 1) throw new LeaseLostError(lease, `checkpoint step ${checkpoint.step}`);
   }
 
@@ -242,23 +344,22 @@ export class TaskRepository {
     costUsd: number,
     jobResult?: Record<string, unknown>,
   ): Promise<void> {
-    const result = await this.db.execute<{ done: number }>(sql`
-      with done as (
-        update ${t} set status = 'success', current_step = ${checkpoint.step + 1},
-          step_checkpoints = step_checkpoints || ${json([checkpoint])},
-          route_targets = route_targets || ${json(routes)},
-          cost_usd = cost_usd + ${costUsd}, output_summary = ${json(output)},
-          updated_at = now(), finished_at = now(), error = null
-        where task_id = ${lease.taskId} and lease_owner = ${lease.owner} and lease_version = ${lease.version}
-          and status = 'running' and current_step = ${checkpoint.step}
-        returning job_id
-      ), job as (
-        update ${t} set status = 'success', output_summary = ${json(jobResult ?? null)},
-          updated_at = now(), finished_at = now()
-        where ${jobResult !== undefined} and task_id = (select job_id from done) and status = 'running'
-        returning task_id
-      )
-      select (select count(*) from done)::int as done`);
+    const result = await this.pool.query<{ done: number }>({
+      name: 'sy-complete-task',
+      text: COMPLETE_SQL,
+      values: [
+        lease.taskId,
+        lease.owner,
+        lease.version,
+        checkpoint.step,
+        JSON.stringify([checkpoint]),
+        JSON.stringify(routes),
+        costUsd,
+        JSON.stringify(output),
+        jobResult !== undefined,
+        JSON.stringify(jobResult ?? null),
+      ],
+    });
     if (result.rows[0]?.done !== 1) throw new LeaseLostError(lease, 'complete');
   }
 
@@ -276,7 +377,7 @@ export class TaskRepository {
 
   /** Refreshes the running task's heartbeat; false when the lease no longer holds. */
   async heartbeat(lease: Lease): Promise<boolean> {
-    const result = await this.db.update(t).set({ updatedAt: sql`now()` }).where(this.holds(lease));
+    const result = await this.pool.query({ name: 'sy-heartbeat', text: HEARTBEAT_SQL, values: [lease.taskId, lease.owner, lease.version] });
     return result.rowCount === 1;
   }
 
@@ -319,18 +420,22 @@ export class TaskRepository {
 
   /** The finished work of a job's tasks in one role: what a fan-in step reads. */
   async findTasksOfRole(jobId: string, role: string): Promise<Pick<TaskRow, 'taskId' | 'agentId' | 'status' | 'inputSummary' | 'outputSummary' | 'optional'>[]> {
-    return this.db
-      .select({
-        taskId: t.taskId,
-        agentId: t.agentId,
-        status: t.status,
-        inputSummary: sql<Record<string, unknown>>`${t.inputSummary} - 'text'`,
-        outputSummary: t.outputSummary,
-        optional: t.optional,
-      })
-      .from(t)
-      .where(and(eq(t.jobId, jobId), eq(t.role, role)))
-      .orderBy(asc(t.ordinal), asc(t.createdAt));
+    const result = await this.pool.query<{
+      task_id: string;
+      agent_id: string;
+      status: TaskStatus;
+      input_summary: Record<string, unknown>;
+      output_summary: TaskRow['outputSummary'];
+      optional: boolean;
+    }>({ name: 'sy-tasks-of-role', text: TASKS_OF_ROLE_SQL, values: [jobId, role] });
+    return result.rows.map((r) => ({
+      taskId: r.task_id,
+      agentId: r.agent_id,
+      status: r.status,
+      inputSummary: r.input_summary,
+      outputSummary: r.output_summary,
+      optional: r.optional,
+    }));
   }
 
   async findTask(taskId: string): Promise<TaskRow | undefined> {
@@ -348,7 +453,7 @@ export class TaskRepository {
   }
 }
 
-/** Raw rows from `execute` come back with snake_case names and string timestamps. */
+/** Raw rows come back with snake_case names (and, through drizzle's `execute`, string timestamps). */
 function toTaskRow(raw: Record<string, unknown>): TaskRow {
   const date = (v: unknown) => (v == null ? null : v instanceof Date ? v : new Date(String(v)));
   return {
