@@ -95,7 +95,10 @@ const SIM_TARGETS = [
  * llm-sim on free ports and the shipped router config pointed at it. `connectMs` replaces the
  * config's `timeouts.connect_ms` (the sim's slow mode holds the response headers back).
  */
-export async function startSim(dir: string, connectMs?: number): Promise<{ process: BenchProcess; control: string; routerConfig: string }> {
+export async function startSim(
+  dir: string,
+  connectMs?: number,
+): Promise<{ process: BenchProcess; control: string; routerConfig: string; ports: Record<string, number> }> {
   const ports = await Promise.all(SIM_TARGETS.map(() => freePort()));
   const controlPort = await freePort();
   const sim = BenchProcess.start('llm-sim', {
@@ -110,7 +113,8 @@ export async function startSim(dir: string, connectMs?: number): Promise<{ proce
   if (connectMs !== undefined) yaml = yaml.replace(/connect_ms: \d+/, `connect_ms: ${connectMs}`);
   const routerConfig = join(dir, 'router.yaml');
   writeFileSync(routerConfig, yaml);
-  return { process: sim, control: `http://127.0.0.1:${controlPort}`, routerConfig };
+  const byName = Object.fromEntries(SIM_TARGETS.map((t, i) => [t.name, ports[i]!]));
+  return { process: sim, control: `http://127.0.0.1:${controlPort}`, routerConfig, ports: byName };
 }
 
 export async function setSimMode(control: string, target: string, change: Record<string, unknown>): Promise<void> {

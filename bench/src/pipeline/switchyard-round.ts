@@ -1,13 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { DelayedError, FlowProducer, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { FlowProducer, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import pino from 'pino';
 import { ZodError } from 'zod';
 import { EnvSchema } from '@switchyard/config';
 import { parseJobSubmission, parseQueueJob, type AgentRole } from '@switchyard/contracts';
 import { extractTraceContext, injectTraceCarrier, startTelemetry, withSpan, type Logger } from '@switchyard/observability';
-import { TaskRunner, agentRegistry, planJob, settlementFor } from '@switchyard/orchestration';
+import { TaskRunner, agentRegistry, applySettlement, planJob, settlementFor } from '@switchyard/orchestration';
 import { TaskRepository, connectDatabase, type DatabaseHandle } from '@switchyard/state';
 import { cpuSnapshot, cpuSpent } from '../support/cpu';
 import { InstantModelRouter } from '../support/fake-model-router';
@@ -70,19 +70,8 @@ function taskProcessor(role: AgentRole, runner: TaskRunner, shutdown: AbortSigna
       );
       // The worker app's own settlement of run outcomes (apps/worker TaskProcessor applies it the same way).
       const settlement = settlementFor(outcome, payload, Date.now());
-      switch (settlement.action) {
-        case 'complete':
-          return settlement.value;
-        case 'delay':
-          logger.info({ task_id: payload.task_id, queue: role }, settlement.reason);
-          if (settlement.data) await job.updateData(settlement.data);
-          await job.moveToDelayed(settlement.untilMs, token);
-          throw new DelayedError();
-        case 'retry':
-          throw settlement.error;
-        case 'fail':
-          throw new UnrecoverableError(settlement.reason);
-      }
+      if (settlement.action === 'delay') logger.info({ task_id: payload.task_id, queue: role }, settlement.reason);
+      return applySettlement(settlement, job, token);
     });
   };
 }

@@ -1,9 +1,9 @@
 import { WorkerHost } from '@nestjs/bullmq';
-import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import { UnrecoverableError, type Job } from 'bullmq';
 import { ZodError } from 'zod';
 import { parseQueueJob, type AgentRole } from '@switchyard/contracts';
 import { extractTraceContext, withSpan, type Logger } from '@switchyard/observability';
-import { settlementFor, type TaskRunner } from '@switchyard/orchestration';
+import { applySettlement, settlementFor, type TaskRunner } from '@switchyard/orchestration';
 import type { ShutdownSignal } from './shutdown-signal';
 
 /**
@@ -41,19 +41,8 @@ export abstract class TaskProcessor extends WorkerHost {
         this.shutdown.signal,
       );
       const settlement = settlementFor(outcome, payload, Date.now());
-      switch (settlement.action) {
-        case 'complete':
-          return settlement.value;
-        case 'delay':
-          this.logger.info({ task_id: payload.task_id, queue: this.role }, settlement.reason);
-          if (settlement.data) await job.updateData(settlement.data);
-          await job.moveToDelayed(settlement.untilMs, token);
-          throw new DelayedError();
-        case 'retry':
-          throw settlement.error;
-        case 'fail':
-          throw new UnrecoverableError(settlement.reason);
-      }
+      if (settlement.action === 'delay') this.logger.info({ task_id: payload.task_id, queue: this.role }, settlement.reason);
+      return applySettlement(settlement, job, token);
     });
   }
 }

@@ -1,3 +1,4 @@
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { TaskPayload } from '@switchyard/contracts';
 import type { RunOutcome } from './task-runner';
 
@@ -51,5 +52,28 @@ export function settlementFor(outcome: RunOutcome, payload: TaskPayload, nowMs: 
       return { action: 'fail', reason: outcome.reason };
     case 'not_runnable':
       return { action: 'fail', reason: `task ${payload.task_id} is ${outcome.status}` };
+  }
+}
+
+/**
+ * Applies a settlement inside a BullMQ processor: returns the job's value, or throws what
+ * BullMQ reads as "delayed" (no attempt spent), "retry with backoff" or "failed for good".
+ */
+export async function applySettlement(
+  settlement: QueueSettlement,
+  job: Pick<Job, 'updateData' | 'moveToDelayed'>,
+  token: string | undefined,
+): Promise<{ outcome: string }> {
+  switch (settlement.action) {
+    case 'complete':
+      return settlement.value;
+    case 'delay':
+      if (settlement.data) await job.updateData(settlement.data);
+      await job.moveToDelayed(settlement.untilMs, token);
+      throw new DelayedError();
+    case 'retry':
+      throw settlement.error;
+    case 'fail':
+      throw new UnrecoverableError(settlement.reason);
   }
 }
