@@ -285,12 +285,12 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
     const ledgerRows = async (dbUrl: string) => {
       const pool = new Pool({ connectionString: dbUrl, max: 1 });
       try {
-        return Number((await pool.query<{ n: string }>('/* bench */ select count(*) as n from model_call_results')).rows[0]?.n ?? 0);
+        return Number((await pool.query<{ n: string }>('/* bench */ select count(*) as n from model_call_ledger')).rows[0]?.n ?? 0);
       } finally {
         await pool.end();
       }
     };
-    console.log(`ledger rows (model_call_results): dev mode ${fixed(await ledgerRows(devDb))}, API_KEYS on ${fixed(await ledgerRows(authDb))}`);
+    console.log(`ledger rows (model_call_ledger): dev mode ${fixed(await ledgerRows(devDb))}, API_KEYS on ${fixed(await ledgerRows(authDb))}`);
 
     const d50 = percentile(direct.samplesMs, 50);
     const d99 = percentile(direct.samplesMs, 99);
