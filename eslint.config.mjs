@@ -14,4 +14,6 @@ export default tseslint.config(
   },
   { files: ['**/*.spec.ts', '**/*.int-spec.ts', 'test/**/*.ts', 'apps/demo/**/*.ts', 'bench/**/*.ts', 'scripts/**'], rules: { 'no-console': 'off' } },
   { files: ['**/*.js', '**/*.mjs', '**/*.cjs'], languageOptions: { globals: { require: 'readonly', module: 'writable', process: 'readonly', console: 'readonly', __dirname: 'readonly' } } },
+  // Plain .js files here are CommonJS entry points and configs: require() is how they import.
+  { files: ['**/*.js', '**/*.cjs'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
 );

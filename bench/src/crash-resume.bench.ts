@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import { loadConfig } from '@switchyard/config';
-import { BenchProcess, freePort, setSimMode, sleep, startSim } from './crash-resume/processes';
+import { ManagedProcess, freePort, sleep } from '@switchyard/devkit';
+import { setSimMode, startSim } from './crash-resume/processes';
 import { Cleanup, REDIS_URL, benchPrefix, createBenchDatabase, deleteKeys } from './support/resources';
 import { fixed, heading, median, percentile, table, verdict } from './support/report';
 
@@ -56,15 +57,15 @@ export async function runCrashResumeBench(): Promise<CrashResumeSummary> {
     cleanup.add('llm-sim', () => sim.process.stop());
     const env = { DATABASE_URL: dbUrl, REDIS_URL, QUEUE_PREFIX: prefix, ROUTER_CONFIG: sim.routerConfig, LOG_LEVEL: 'warn' };
     const port = await freePort();
-    const supervisor = BenchProcess.start('supervisor', { ...env, PORT: String(port), LOG_LEVEL: 'info' });
+    const supervisor = ManagedProcess.start('supervisor', { ...env, PORT: String(port), LOG_LEVEL: 'info' });
     cleanup.add('supervisor', () => supervisor.stop());
     await supervisor.waitForLine(/supervisor listening/);
 
-    const workers: BenchProcess[] = [];
+    const workers: ManagedProcess[] = [];
     let started = 0;
     const startWorker = async () => {
       started += 1;
-      const worker = BenchProcess.start('worker', { ...env, WORKER_ID: `bench-w${started}`, LOG_LEVEL: 'info' }, `worker-${started}`);
+      const worker = ManagedProcess.start('worker', { ...env, WORKER_ID: `bench-w${started}`, LOG_LEVEL: 'info' }, `worker-${started}`);
       cleanup.add(worker.name, () => worker.stop());
       await worker.waitForLine(/worker consuming/);
       workers.push(worker);
@@ -136,7 +137,7 @@ export async function runCrashResumeBench(): Promise<CrashResumeSummary> {
       const jobId = await submit(4);
       // Wait until a worker is inside the model step of some task, then kill that worker.
       let victimTasks: TaskRow[] = [];
-      let victim: BenchProcess | undefined;
+      let victim: ManagedProcess | undefined;
       const deadline = Date.now() + 30_000;
       while (!victim && Date.now() < deadline) {
         const mid = (await rows(jobId)).filter((r) => r.status === 'running' && r.current_step === 1);
@@ -148,7 +149,8 @@ export async function runCrashResumeBench(): Promise<CrashResumeSummary> {
       if (!victim) throw new Error(`round ${round}: no worker got into a model step`);
       // Let the victim's heartbeat land at a random phase relative to the kill.
       await sleep(Math.random() * defaults.HEARTBEAT_MS);
-      await victim.kill('SIGKILL');
+      victim.kill('SIGKILL');
+      await victim.waitForExit();
       const killedAt = Date.now();
       workers.splice(workers.indexOf(victim), 1);
       // The resumed step should finish at once: what is measured is detection and hand-over.

@@ -4,7 +4,8 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
-import { BenchProcess, freePort, sleep, startSim } from './crash-resume/processes';
+import { ManagedProcess, freePort, sleep } from '@switchyard/devkit';
+import { startSim } from './crash-resume/processes';
 import { Cleanup, REDIS_URL, benchPrefix, createBenchDatabase, deleteKeys } from './support/resources';
 import { fixed, heading, median, percentile, table, verdict } from './support/report';
 
@@ -196,7 +197,7 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
       const prefix = benchPrefix();
       cleanup.add(`queue keys ${prefix}`, async () => void (await deleteKeys(`${prefix}`)));
       const port = await freePort();
-      const proc = BenchProcess.start(
+      const proc = ManagedProcess.start(
         'supervisor',
         { DATABASE_URL: dbUrl, REDIS_URL, QUEUE_PREFIX: prefix, ROUTER_CONFIG: sim.routerConfig, PORT: String(port), LOG_LEVEL: 'info', ...extra },
         `supervisor-${label}`,

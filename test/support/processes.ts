@@ -1,2 +1,2 @@
-// The demo and the end-to-end tests start the same real processes the same way.
-export * from '../../apps/demo/src/processes';
+// The demo, the end-to-end tests and the benchmarks start the same real processes the same way.
+export * from '@switchyard/devkit';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import IORedis from 'ioredis';
 import { deleteKeysWithPrefix } from '@switchyard/platform';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
-import { SIM_TARGETS, simTargetsEnv, writeRouterConfigForSim } from '../../apps/demo/src/sim-targets';
+import { SIM_TARGETS, simTargetsEnv, writeRouterConfigForSim } from '@switchyard/devkit';
 import { ManagedProcess, freePort, waitFor } from './processes';
 
 export { SIM_TARGETS };

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import IORedis from 'ioredis';
 import { Client } from 'pg';
-import { ManagedProcess, freePort } from './processes';
+import { ManagedProcess, freePort } from '@switchyard/devkit';
 
 export class MissingDependencyError extends Error {}
 

@@ -7,10 +7,9 @@ import { loadConfig } from '@switchyard/config';
 import { deleteKeysWithPrefix } from '@switchyard/platform';
 import { migrateDatabase } from '@switchyard/state';
 import { MissingDependencyError, checkPostgres, obtainRedis } from './infrastructure';
-import { ManagedProcess, freePort, sleep } from './processes';
+import { ManagedProcess, SIM_TARGETS, freePort, simTargetsEnv, sleep, writeRouterConfigForSim } from '@switchyard/devkit';
 import { makeStyle, progressBar, renderJob, type DemoJob } from './report';
 import { SAMPLE_JOBS } from './sample-jobs';
-import { SIM_TARGETS, simTargetsEnv, writeRouterConfigForSim } from './sim-targets';
 
 /** Simulated model latency per target (7B, 32B, cloud), so progress is visible. */
 const SIM_LATENCY_MS = [350, 700, 1_100];

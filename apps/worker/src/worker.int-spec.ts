@@ -19,8 +19,7 @@ import { planJob } from '@switchyard/orchestration';
 import { TaskRepository } from '@switchyard/state';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
 import { createSimulator, type Simulator } from '../../llm-sim/src/simulator';
-import { SIM_TARGETS, writeRouterConfigForSim } from '../../demo/src/sim-targets';
-import { waitFor } from '../../demo/src/processes';
+import { SIM_TARGETS, waitFor, writeRouterConfigForSim } from '@switchyard/devkit';
 import { WorkerModule } from './worker.module';
 
 const DOCS = ['alpha', 'beta', 'gamma', 'delta'].map((id) => ({ id, text: `Document ${id} says the deadline is ${id.length} weeks.` }));

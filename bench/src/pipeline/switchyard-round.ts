@@ -6,7 +6,7 @@ import pino from 'pino';
 import { ZodError } from 'zod';
 import { EnvSchema } from '@switchyard/config';
 import { parseJobSubmission, parseQueueJob, type AgentRole } from '@switchyard/contracts';
-import { extractTraceContext, injectTraceCarrier, startTelemetry, withSpan, type Logger } from '@switchyard/observability';
+import { createLogger, extractTraceContext, injectTraceCarrier, startTelemetry, withSpan, type Logger } from '@switchyard/observability';
 import { TaskRunner, agentRegistry, applySettlement, planJob, settlementFor } from '@switchyard/orchestration';
 import { TaskRepository, connectDatabase, type DatabaseHandle } from '@switchyard/state';
 import { cpuSnapshot, cpuSpent } from '../support/cpu';
@@ -26,24 +26,11 @@ import type { RoundRequest, RoundResult } from './settings';
 const DEFAULTS = EnvSchema.parse({});
 
 /**
- * libs/observability createLogger's options at the default level (info), written to /dev/null.
+ * The apps' logger (createLogger) at the default level (info), written to /dev/null.
  * BENCH_SY_LOG_LEVEL=silent is a profiling switch (what logging costs).
  */
 function devNullLogger(service: string): Logger {
-  return pino(
-    {
-      name: service,
-      level: process.env.BENCH_SY_LOG_LEVEL ?? 'info',
-      base: { service, pid: process.pid },
-      timestamp: pino.stdTimeFunctions.isoTime,
-      redact: {
-        paths: ['authorization', '*.authorization', '*.*.authorization', 'apiKey', '*.apiKey', 'api_key', '*.api_key', 'password', '*.password'],
-        censor: '[redacted]',
-      },
-      formatters: { level: (label) => ({ level: label }) },
-    },
-    pino.destination({ dest: '/dev/null', sync: true }),
-  );
+  return createLogger(service, process.env.BENCH_SY_LOG_LEVEL ?? 'info', pino.destination({ dest: '/dev/null', sync: true }));
 }
 
 /** apps/worker/src/processors/task.processor.ts without Nest: the same payload check, span and outcome mapping. */

@@ -8,10 +8,10 @@ const BASE_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE
 
 /** Things to undo when the bench ends, however it ends (last registered runs first). */
 export class Cleanup {
-  private readonly steps: { name: string; run: () => Promise<void> }[] = [];
+  private readonly steps: { name: string; run: () => Promise<unknown> }[] = [];
   private draining: Promise<void> | undefined;
 
-  add(name: string, run: () => Promise<void>): void {
+  add(name: string, run: () => Promise<unknown>): void {
     this.steps.push({ name, run });
   }
 

@@ -1,4 +1,4 @@
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -6,8 +6,8 @@ export type { Logger };
  * One JSON line per event. Secrets are redacted by key wherever they appear, so a header
  * map or a config object can be logged without leaking a bearer token or an API key.
  */
-export function createLogger(service: string, level: string = 'info'): Logger {
-  return pino({
+export function createLogger(service: string, level: string = 'info', destination?: DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     name: service,
     level,
     base: { service, pid: process.pid },
@@ -17,5 +17,7 @@ export function createLogger(service: string, level: string = 'info'): Logger {
       censor: '[redacted]',
     },
     formatters: { level: (label) => ({ level: label }) },
-  });
+  };
+  // Default: stdout. A benchmark passes /dev/null to keep the cost of logging without the output.
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 
-/** From apps/demo/src (tests) and apps/demo/dist (the built demo) alike. */
+/** From libs/devkit/src (tests) and libs/devkit/dist (demo, benches) alike. */
 export const REPO_ROOT = resolve(__dirname, '../../..');
 
 export async function freePort(): Promise<number> {
@@ -110,6 +110,11 @@ export class ManagedProcess {
       this.child.kill('SIGKILL');
       return this.exited;
     }
+  }
+
+  /** Output lines matching `pattern` so far. */
+  count(pattern: RegExp): number {
+    return this.output.filter((line) => pattern.test(line)).length;
   }
 
   kill(signal: NodeJS.Signals = 'SIGKILL'): void {

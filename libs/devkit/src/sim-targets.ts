@@ -16,14 +16,14 @@ export function simTargetsEnv(ports: readonly number[], latencyMs: readonly numb
 
 /**
  * The shipped config/router.yaml — its rules unchanged — with the endpoints moved to a sim
- * on other ports, written into `dir`. Returns the file's path.
+ * on other ports (and `edit`ed, e.g. a timeout changed), written into `dir`. Returns the file's path.
  */
-export function writeRouterConfigForSim(dir: string, ports: readonly number[]): string {
+export function writeRouterConfigForSim(dir: string, ports: readonly number[], edit: (yaml: string) => string = (yaml) => yaml): string {
   let yaml = readFileSync(resolve(REPO_ROOT, 'config/router.yaml'), 'utf8');
   SIM_TARGETS.forEach((t, i) => {
     yaml = yaml.replaceAll(`127.0.0.1:${t.shippedPort}/`, `127.0.0.1:${ports[i]}/`);
   });
   const file = join(dir, 'router.yaml');
-  writeFileSync(file, yaml);
+  writeFileSync(file, edit(yaml));
   return file;
 }

@@ -1,0 +1,4 @@
+// Starting the real built processes and pointing them at llm-sim: shared by the demo, the
+// end-to-end tests and the benchmarks.
+export * from './processes';
+export * from './sim-targets';
