@@ -28,7 +28,7 @@ export class LedgerModule implements BeforeApplicationShutdown {
             return registry;
           },
         },
-        { provide: LedgerRepository, inject: [DATABASE], useFactory: (database: DatabaseHandle) => new LedgerRepository(database.db) },
+        { provide: LedgerRepository, inject: [DATABASE], useFactory: (database: DatabaseHandle) => new LedgerRepository(database.db, database.pool) },
         {
           provide: LedgerWriter,
           inject: [LedgerRepository, LOGGER, MetricsRegistry],

@@ -150,6 +150,6 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
   async onApplicationShutdown(): Promise<void> {
     this.prober?.stop();
     this.watcher?.stop();
-    await Promise.allSettled([this.sync.stop(), this.publisher.stop()]);
+    await Promise.allSettled([this.sync.stop(), this.publisher.stop(), this.router.close()]);
   }
 }

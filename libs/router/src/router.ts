@@ -163,6 +163,11 @@ export class Router implements RouterAdmin {
     this.buildFilters();
   }
 
+  /** Closes the upstream connection pools; calls in flight finish first. */
+  close(): Promise<void> {
+    return this.providers.closeAll();
+  }
+
   /** The decision this router would make now; `options.filters` run after the router's own. */
   decide(meta: RequestMeta, options: DecideOptions = {}): RoutingDecision {
     const extra = options.filters;

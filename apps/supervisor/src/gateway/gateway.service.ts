@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
@@ -41,7 +41,11 @@ export class GatewayService {
   async complete(call: GatewayCall): Promise<GatewayAnswer> {
     const { tenant, request, idempotencyKey } = call;
     const cacheConfig = this.router.config.config.cache;
-    const fingerprint = GatewayResponseStore.fingerprint([request.body.messages, request.body.temperature ?? null, request.maxTokens ?? null, request.meta, request.body.response_format ?? null]);
+    // What ties an Idempotency-Key to its body; only needed when there is a key.
+    const fingerprint =
+      idempotencyKey === undefined
+        ? ''
+        : GatewayResponseStore.fingerprint([request.body.messages, request.body.temperature ?? null, request.maxTokens ?? null, request.meta, request.body.response_format ?? null]);
 
     if (idempotencyKey !== undefined) {
       const claim = await this.store.claim(tenant, idempotencyKey, fingerprint, cacheConfig.idempotency_ttl_s);
@@ -77,7 +81,8 @@ export class GatewayService {
   }
 
   static completionId(): string {
-    return `chatcmpl-${randomBytes(12).toString('base64url')}`;
+    // randomUUID draws from a cached entropy pool: no system call per request.
+    return `chatcmpl-${randomUUID().replaceAll('-', '')}`;
   }
 
   private async remember(tenant: string, key: string | undefined, fingerprint: string, answer: StoredAnswer): Promise<void> {

@@ -36,4 +36,6 @@ export interface ProviderResult {
 export interface ChatProvider {
   readonly target: TargetConfig;
   complete(call: ProviderCall): Promise<ProviderResult>;
+  /** Releases connections once the calls in flight are done (the provider was replaced or the router closed). */
+  close?(): Promise<void>;
 }

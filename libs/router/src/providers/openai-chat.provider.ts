@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import type { TargetConfig } from '../config/router-config.schema';
 import type { ChatProvider, ProviderCall, ProviderResult } from './chat-provider';
+import { createUpstreamFetch, type UpstreamFetch } from './upstream-fetch';
 
 /** The upstream answered 2xx but not with a usable completion. */
 export class MalformedCompletionError extends Error {
@@ -19,14 +20,17 @@ const SDK_TIMEOUT_SLACK_MS = 1_000;
  */
 export class OpenAiChatProvider implements ChatProvider {
   private readonly client: OpenAI;
+  private readonly upstream: UpstreamFetch;
 
   constructor(
     readonly target: TargetConfig,
     apiKey: string,
   ) {
+    this.upstream = createUpstreamFetch();
     this.client = new OpenAI({
       baseURL: target.endpoint,
       apiKey,
+      fetch: this.upstream.fetch,
       // Explicit nulls stop the SDK from filling these in from OPENAI_* environment variables.
       adminAPIKey: null,
       organization: null,
@@ -37,6 +41,10 @@ export class OpenAiChatProvider implements ChatProvider {
       timeout: target.timeout_ms + SDK_TIMEOUT_SLACK_MS,
       logLevel: 'off',
     });
+  }
+
+  close(): Promise<void> {
+    return this.upstream.close();
   }
 
   async complete(call: ProviderCall): Promise<ProviderResult> {
@@ -79,6 +87,8 @@ export class OpenAiChatProvider implements ChatProvider {
       content += piece;
       call.onDelta?.(piece);
     }
+    // The SDK ends an aborted stream quietly: what arrived before a deadline is not an answer.
+    call.signal.throwIfAborted();
     if (!sawChoice) throw new MalformedCompletionError('the stream carried no choices');
     return {
       content,

@@ -20,7 +20,15 @@ export class ProviderRegistry {
     if (entry !== undefined && entry.apiKey === apiKey && sameConnection(entry.target, target)) return entry.provider;
     const provider = this.factory(target, apiKey);
     this.entries.set(target.name, { provider, target, apiKey });
+    // Calls still running on the old one finish on its connections; then they close.
+    if (entry !== undefined) void entry.provider.close?.().catch(() => undefined);
     return provider;
+  }
+
+  async closeAll(): Promise<void> {
+    const providers = [...this.entries.values()].map((entry) => entry.provider);
+    this.entries.clear();
+    await Promise.allSettled(providers.map((provider) => provider.close?.()));
   }
 }
 

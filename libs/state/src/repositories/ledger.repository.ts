@@ -1,6 +1,8 @@
 import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
+import type { Pool } from 'pg';
 import type { Database } from '../database';
 import { modelCallLedger as l, type NewLedgerRow } from '../schema';
+import { jsonRowInsert } from './json-row-insert';
 
 export const COST_GROUP_BY = ['target', 'model', 'tenant', 'business_type', 'outcome', 'day'] as const;
 export type CostGroupBy = (typeof COST_GROUP_BY)[number];
@@ -36,8 +38,13 @@ export interface CostReport {
   totals: CostTotals;
 }
 
-/** One INSERT carries at most this many rows: 22 columns × 1000 stays far below Postgres' 65 535 parameters. */
-const INSERT_CHUNK = 1_000;
+/** Rows go in as one JSON array per batch: a single prepared statement whatever the batch size. */
+const ledgerInsert = jsonRowInsert<NewLedgerRow>(
+  l,
+  { at: 'now()', input_tokens: '0', output_tokens: '0', usage_estimated: 'false', cost_usd: '0' },
+  { generated: ['id'] },
+);
+const INSERT_SQL = `/* sy:insertLedger */ ${ledgerInsert.insertFromArray(1)}`;
 
 const GROUP_KEY: Record<CostGroupBy, SQL<string | null>> = {
   target: sql<string>`${l.target}`,
@@ -63,18 +70,22 @@ const totalColumns = {
 
 /** The cost ledger: written in batches by the ledger writer, read by `GET /admin/costs`. */
 export class LedgerRepository {
-  constructor(private readonly db: Database) {}
+  private readonly pool: Pool;
 
-  /** Writes the rows with one multi-row INSERT per thousand rows, all or nothing. */
+  /** `pool` is the one behind `db` (`DatabaseHandle.pool`); when omitted, drizzle's client is used. */
+  constructor(
+    private readonly db: Database,
+    pool?: Pool,
+  ) {
+    const client = pool ?? (db as Database & { $client?: Pool }).$client;
+    if (!client) throw new Error('LedgerRepository needs the pg pool behind the database handle');
+    this.pool = client;
+  }
+
+  /** Writes the rows in one statement, all or nothing. */
   async insertMany(rows: readonly NewLedgerRow[]): Promise<void> {
     if (rows.length === 0) return;
-    if (rows.length <= INSERT_CHUNK) {
-      await this.db.insert(l).values([...rows]);
-      return;
-    }
-    await this.db.transaction(async (tx) => {
-      for (let i = 0; i < rows.length; i += INSERT_CHUNK) await tx.insert(l).values(rows.slice(i, i + INSERT_CHUNK));
-    });
+    await this.pool.query({ name: 'sy-insert-ledger', text: INSERT_SQL, values: [JSON.stringify(rows.map(ledgerInsert.toJson))] });
   }
 
   /** Totals per group over `[since, until)`, most expensive group first, and the totals of the whole window. */

@@ -1,8 +1,9 @@
-import { and, asc, eq, getTableColumns, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Pool } from 'pg';
 import type { RouteRecord, TaskStatus } from '@switchyard/contracts';
 import type { Database } from '../database';
 import { agentTaskState as t, type NewTaskRow, type StepCheckpoint, type TaskRow } from '../schema';
+import { jsonRowInsert } from './json-row-insert';
 
 /** Who may write a running task: the worker holding this exact lease (fencing token). */
 export interface Lease {
@@ -111,11 +112,8 @@ const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
  * query builder and no row mapping in between. Each starts with a comment naming it (sy:<name>).
  */
 
-/** Every column: JS property → SQL name, in table order. */
-const COLUMNS = Object.entries(getTableColumns(t)).map(([key, column]) => ({ key, name: column.name }));
-
-/** The database defaults of the columns that have one (the insert must apply them itself). */
-const COLUMN_DEFAULTS: Readonly<Record<string, string>> = {
+/** New rows go in as JSON (see `jsonRowInsert`); these are the database defaults it applies. */
+const taskInsert = jsonRowInsert<NewTaskRow>(t, {
   status: "'pending'::task_status",
   optional: 'false',
   ordinal: '0',
@@ -127,22 +125,7 @@ const COLUMN_DEFAULTS: Readonly<Record<string, string>> = {
   lease_version: '0',
   created_at: 'now()',
   updated_at: 'now()',
-};
-for (const column of Object.values(getTableColumns(t))) {
-  if (column.hasDefault && !(column.name in COLUMN_DEFAULTS)) throw new Error(`createJob: no default for column ${column.name}`);
-}
-const insertColumns = COLUMNS.map((c) => c.name).join(', ');
-const insertValues = COLUMNS.map((c) => (COLUMN_DEFAULTS[c.name] ? `coalesce(r.${c.name}, ${COLUMN_DEFAULTS[c.name]})` : `r.${c.name}`)).join(', ');
-
-/** A new row as JSON keyed by column name, for `jsonb_populate_record(set)`. Absent fields take the column default. */
-function rowJson(row: NewTaskRow): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const { key, name } of COLUMNS) {
-    const value = (row as Record<string, unknown>)[key];
-    if (value !== undefined && value !== null) out[name] = value;
-  }
-  return out;
-}
+});
 
 /**
  * One statement: the root row (skipped when its idempotency key is taken), then the tasks
@@ -150,13 +133,12 @@ function rowJson(row: NewTaskRow): Record<string, unknown> {
  */
 const CREATE_JOB_SQL = `/* sy:createJob */
 with root as (
-  insert into agent_task_state (${insertColumns})
-  select ${insertValues} from jsonb_populate_record(null::agent_task_state, $1::jsonb) r
+  insert into agent_task_state (${taskInsert.columns})
+  select ${taskInsert.values} from jsonb_populate_record(null::agent_task_state, $1::jsonb) r
   on conflict (tenant_id, idempotency_key) where parent_task_id is null and idempotency_key is not null do nothing
   returning task_id
 ), tasks as (
-  insert into agent_task_state (${insertColumns})
-  select ${insertValues} from jsonb_populate_recordset(null::agent_task_state, $2::jsonb) r
+  ${taskInsert.insertFromArray(2)}
   where exists (select 1 from root)
   returning 1
 )
@@ -235,7 +217,7 @@ export class TaskRepository {
     const result = await this.pool.query<{ created: boolean }>({
       name: 'sy-create-job',
       text: CREATE_JOB_SQL,
-      values: [JSON.stringify(rowJson(root)), JSON.stringify(tasks.map(rowJson))],
+      values: [JSON.stringify(taskInsert.toJson(root)), JSON.stringify(tasks.map(taskInsert.toJson))],
     });
     if (result.rows[0]?.created) return { created: true, jobId: root.taskId };
     // Rare (a repeated submission): read the job that holds the key. A separate statement also

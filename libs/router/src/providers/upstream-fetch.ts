@@ -1,0 +1,93 @@
+import { Agent, request, type Dispatcher } from 'undici';
+
+/** What the openai SDK calls `fetch` with. */
+type FetchInput = string | URL | Request;
+
+export interface UpstreamFetch {
+  /** For `new OpenAI({ fetch })`. */
+  readonly fetch: (input: FetchInput, init?: RequestInit) => Promise<Response>;
+  /** Closes the connection pool once the calls in flight are done. */
+  close(): Promise<void>;
+}
+
+/**
+ * The openai SDK's `fetch`, on undici's `request()` with one keep-alive pool per target.
+ *
+ * Why not the global fetch: its WHATWG machinery (request cloning, web streams per chunk) cost
+ * more CPU per call than the rest of the gateway together (docs/BENCHMARKS.md, gateway bench).
+ * The SDK reads only `status`, `ok`, `url`, `headers`, `text()` / `json()` of a response, and
+ * iterates `body` as an async iterable when it is one (as it does for node-fetch); undici's body
+ * is a Node readable, so the stream's bytes reach the SDK's SSE parser without web streams.
+ *
+ * Timeouts are the router's (three stages, through `signal`) and the SDK's: undici's own
+ * header and body timeouts are off so that no third clock stacks on them.
+ */
+export function createUpstreamFetch(): UpstreamFetch {
+  const pool = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
+  return {
+    fetch: (input, init) => send(pool, input, init),
+    close: () => pool.close(),
+  };
+}
+
+async function send(dispatcher: Dispatcher, input: FetchInput, init: RequestInit = {}): Promise<Response> {
+  if (typeof input !== 'string' && !(input instanceof URL)) throw new TypeError('upstream fetch: pass a URL, not a Request');
+  const signal = init.signal ?? undefined;
+  signal?.throwIfAborted();
+  const url = String(input);
+  const reply = await request(url, {
+    dispatcher,
+    method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
+    headers: headerRecord(init.headers),
+    body: requestBody(init.body),
+    ...(signal === undefined ? {} : { signal }),
+  });
+  return new UpstreamResponse(url, reply) as unknown as Response;
+}
+
+function headerRecord(headers: RequestInit['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (headers === undefined) return out;
+  const entries: Iterable<readonly (string | readonly string[] | undefined)[]> = headers instanceof Headers || Array.isArray(headers) ? headers : Object.entries(headers);
+  for (const [name, value] of entries) {
+    if (typeof name === 'string' && value !== undefined) out[name.toLowerCase()] = typeof value === 'string' ? value : value.join(', ');
+  }
+  return out;
+}
+
+function requestBody(body: RequestInit['body']): string | Uint8Array | undefined {
+  if (body === null || body === undefined) return undefined;
+  if (typeof body === 'string' || body instanceof Uint8Array) return body;
+  throw new TypeError('upstream fetch: only string and byte bodies are sent (chat completions are JSON)');
+}
+
+/** The part of a fetch `Response` that the SDK reads; `body` is undici's Node readable. */
+class UpstreamResponse {
+  readonly status: number;
+  readonly ok: boolean;
+  readonly statusText = '';
+  readonly headers: Headers;
+  readonly body: Dispatcher.ResponseData['body'];
+
+  constructor(
+    readonly url: string,
+    reply: Dispatcher.ResponseData,
+  ) {
+    this.status = reply.statusCode;
+    this.ok = reply.statusCode >= 200 && reply.statusCode < 300;
+    this.body = reply.body;
+    this.headers = new Headers();
+    for (const [name, value] of Object.entries(reply.headers)) {
+      if (Array.isArray(value)) for (const item of value) this.headers.append(name, item);
+      else if (value !== undefined) this.headers.append(name, value);
+    }
+  }
+
+  text(): Promise<string> {
+    return this.body.text();
+  }
+
+  json(): Promise<unknown> {
+    return this.body.json();
+  }
+}
