@@ -12,9 +12,11 @@ import { fixed, heading, median, percentile, table, verdict } from './support/re
 /**
  * Gateway added latency: one small non-streaming chat completion, sequentially (concurrency 1)
  * over a keep-alive connection, to llm-sim directly, through our supervisor (dev mode and with
- * API_KEYS), and through the Portkey gateway (`@portkey-ai/gateway`, installed into a temporary
- * folder outside the repository; not a project dependency). Sides alternate in rounds.
- * Added latency = side − direct, at p50 and p99.
+ * API_KEYS), through the Portkey gateway (`@portkey-ai/gateway`, installed into a temporary
+ * folder outside the repository; not a project dependency), and through two reference proxies
+ * that show the floor on this machine (bench/src/gateway/reference-proxy.ts): a bare node:http
+ * pass-through, and a bare node:http server calling our OpenAI provider (the openai SDK) as the
+ * router does. Sides alternate in rounds. Added latency = side − direct, at p50 and p99.
  */
 
 /** Issue target: ours adds at most half of what Portkey adds (p50); ~0.7 ms absolute guide. */
@@ -159,6 +161,45 @@ net.Server.prototype.listen = function (...args) {
   return { port, version };
 }
 
+/** A reference proxy (see reference-proxy.ts) in its own process, on a free port. */
+async function startReferenceProxy(cleanup: Cleanup, mode: 'transport' | 'sdk', simPort: number, model: string): Promise<number> {
+  const child = spawn(process.execPath, [join(__dirname, 'gateway/reference-proxy.js'), mode, `http://127.0.0.1:${simPort}/v1`, model], {
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  cleanup.add(`reference proxy (${mode})`, async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    await exited;
+  });
+  let stderr = '';
+  child.stderr?.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4000)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`reference proxy (${mode}) did not start: ${stderr}`)), 20_000);
+    child.stdout?.on('data', (c: Buffer) => {
+      const port = /listening (\d+)/.exec(c.toString('utf8'))?.[1];
+      if (port === undefined) return;
+      clearTimeout(timer);
+      resolve(Number(port));
+    });
+    void exited.then(() => reject(new Error(`reference proxy (${mode}) exited: ${stderr}`)));
+  });
+}
+
+function plainSide(name: string, port: number): Side {
+  return {
+    name,
+    port,
+    path: '/v1/chat/completions',
+    headers: {},
+    agent: keepAlive(),
+    samplesMs: [],
+    roundP50s: [],
+    check: (_s, _h, body) => (body.includes('chat.completion') ? undefined : `unexpected body ${body.slice(0, 200)}`),
+  };
+}
+
 function keepAlive(): Agent {
   return new Agent({ keepAlive: true, maxSockets: 1 });
 }
@@ -245,17 +286,10 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
     const unauth = await post({ ...oursAuth, headers: {}, agent: keepAlive() }, requestBody(model));
     if (unauth.status !== 401) throw new Error(`supervisor with API_KEYS answered ${unauth.status} without a key (expected 401)`);
 
-    const direct: Side = {
-      name: 'direct (llm-sim)',
-      port: simPort,
-      path: '/v1/chat/completions',
-      headers: {},
-      agent: keepAlive(),
-      samplesMs: [],
-      roundP50s: [],
-      check: (_s, _h, body) => (body.includes('chat.completion') ? undefined : `unexpected body ${body.slice(0, 200)}`),
-    };
-    const sides: Side[] = [direct, ours, oursAuth];
+    const direct = plainSide('direct (llm-sim)', simPort);
+    const transportFloor = plainSide('reference: node:http pass-through', await startReferenceProxy(cleanup, 'transport', simPort, model));
+    const sdkFloor = plainSide('reference: node:http + openai SDK', await startReferenceProxy(cleanup, 'sdk', simPort, model));
+    const sides: Side[] = [direct, transportFloor, sdkFloor, ours, oursAuth];
     let portkey: Side | undefined;
     let portkeyNote = '';
     const pkStarted = Date.now();
@@ -329,6 +363,13 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
       pass = absolutePass;
       console.log(`Portkey was not measured: the verdict falls back to the absolute guide only (${verdict(pass)})`);
     }
+    // What no gateway built on the openai SDK can avoid here, measured in the same run.
+    const floorAdded = added(sdkFloor);
+    console.log(
+      `floor on this machine: a bare pass-through proxy adds ${fixed(added(transportFloor) * 1000)} µs; a bare server calling the openai SDK as our router does adds ${fixed(floorAdded * 1000)} µs${
+        portkey ? ` (${(floorAdded / added(portkey)).toFixed(2)} × Portkey's)` : ''
+      }; ours adds ${fixed((worstOurs - floorAdded) * 1000)} µs on top of that floor (routing, auth, health, breaker, ledger, Nest)`,
+    );
     console.log(`gateway added latency: ${verdict(pass)} (shared, noisy 2-core machine: read the µs as rough)`);
     return { pass };
   } finally {

@@ -15,6 +15,7 @@ export * from './providers/api-key';
 export * from './providers/chat-provider';
 export * from './providers/openai-chat.provider';
 export * from './providers/provider-registry';
+export * from './providers/upstream-fetch';
 export * from './router';
 export * from './admin/router-admin';
 export * from './observe/call-observer';
