@@ -212,6 +212,33 @@ describe('Router resilience', () => {
     router.reload(config);
     expect(router.snapshot()[0]!.score).toBe(0);
   });
+
+  it('reload applies new breaker and health settings to targets that still exist, keeping what they learned', async () => {
+    const { router, clock } = setup({ local_a: status(500) }, '\n  health: {threshold: 0}');
+    for (let i = 0; i < 4; i++) await router.chat({ meta: meta(), messages });
+    expect(router.snapshot()[0]).toMatchObject({ name: 'local_a', breaker: 'closed' });
+    router.reload(
+      parseRouterConfig(
+        `
+router:
+  max_attempts_per_call: 3
+  retry_budget_per_job: 4
+  health: {threshold: 0}
+  breaker: {consecutive_failures: 5, cooldown_ms: 2000}
+  recovery: {switch_cooldown_ms: 0, hold_ms: 1000, max_step_points: 100}
+  targets:${TARGETS}
+  routes:
+    - {name: main, when: {all_else: true}, targets: [local_a, local_b, cloud], priority: 1}
+`,
+        'resilience.spec (reloaded)',
+      ),
+    );
+    // The fifth failure of the streak that began before the reload opens the breaker under the new threshold.
+    await router.chat({ meta: meta(), messages });
+    expect(router.snapshot()[0]).toMatchObject({ breaker: 'open' });
+    clock.advance(2_000);
+    expect(router.snapshot()[0]).toMatchObject({ breaker: 'half_open' });
+  });
 });
 
 describe('Router probes', () => {

@@ -154,7 +154,8 @@ export class Router implements RouterAdmin {
 
   /**
    * Applies a new compiled config. Targets that still exist keep their health, breaker and
-   * in-flight state; a forced primary that no longer exists is cleared.
+   * in-flight state and run on the new health, breaker and recovery settings from now on; a
+   * forced primary that no longer exists is cleared.
    */
   reload(config: CompiledRouterConfig): void {
     this.current = config;

@@ -2,6 +2,25 @@ import { FakeClock } from '../clock';
 import { CircuitBreaker, DEFAULT_BREAKER_SETTINGS } from './circuit-breaker';
 
 describe('CircuitBreaker', () => {
+  it('takes new settings on reconfigure, keeping its state and failure streak', () => {
+    const clock = new FakeClock();
+    const breaker = new CircuitBreaker();
+    for (let i = 0; i < 4; i++) breaker.recordFailure(clock.now());
+    breaker.reconfigure({ ...DEFAULT_BREAKER_SETTINGS, consecutiveFailures: 5, cooldownMs: 5_000 });
+    expect(breaker.state(clock.now())).toBe('closed');
+    breaker.recordFailure(clock.now()); // the fifth of the streak that began before the reload
+    expect(breaker.state(clock.now())).toBe('open');
+    clock.advance(5_000);
+    expect(breaker.state(clock.now())).toBe('half_open');
+    // An open breaker cools down by the cooldown in force now, not the one it opened under.
+    breaker.recordFailure(clock.now());
+    breaker.reconfigure({ ...DEFAULT_BREAKER_SETTINGS, cooldownMs: 60_000 });
+    clock.advance(30_000);
+    expect(breaker.state(clock.now())).toBe('open');
+    clock.advance(30_000);
+    expect(breaker.state(clock.now())).toBe('half_open');
+  });
+
   it('opens after 10 consecutive failures within 30 s', () => {
     const clock = new FakeClock();
     const breaker = new CircuitBreaker();

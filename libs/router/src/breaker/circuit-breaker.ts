@@ -44,10 +44,25 @@ export class CircuitBreaker {
   private readonly bucketStart: number[] = new Array<number>(BUCKETS).fill(-1);
   private readonly bucketOk: number[] = new Array<number>(BUCKETS).fill(0);
   private readonly bucketFail: number[] = new Array<number>(BUCKETS).fill(0);
-  private readonly bucketMs: number;
+  private bucketMs: number;
 
-  constructor(private readonly settings: BreakerSettings = DEFAULT_BREAKER_SETTINGS) {
-    this.bucketMs = Math.max(1, Math.ceil(settings.rateWindowMs / BUCKETS));
+  constructor(private settings: BreakerSettings = DEFAULT_BREAKER_SETTINGS) {
+    this.bucketMs = bucketMsFor(settings);
+  }
+
+  /**
+   * New settings (config reload). The state, its open time and the failure streak carry over
+   * (an open breaker cools down by the new cooldown); the failure-rate buckets start afresh
+   * when the rate window changed, since their spans no longer fit it.
+   */
+  reconfigure(settings: BreakerSettings): void {
+    const rateWindowChanged = settings.rateWindowMs !== this.settings.rateWindowMs;
+    this.settings = settings;
+    if (this.streak.length > settings.consecutiveFailures) this.streak = this.streak.slice(-settings.consecutiveFailures);
+    if (rateWindowChanged) {
+      this.bucketMs = bucketMsFor(settings);
+      this.clearBuckets();
+    }
   }
 
   /** The state at `now` (open turns half-open once the cooldown has passed). */
@@ -113,6 +128,10 @@ export class CircuitBreaker {
   private close(): void {
     this.current = 'closed';
     this.streak = [];
+    this.clearBuckets();
+  }
+
+  private clearBuckets(): void {
     this.bucketStart.fill(-1);
     this.bucketOk.fill(0);
     this.bucketFail.fill(0);
@@ -141,4 +160,8 @@ export class CircuitBreaker {
     const total = ok + fail;
     return total >= this.settings.minVolume && fail / total > this.settings.failureRate;
   }
+}
+
+function bucketMsFor(settings: BreakerSettings): number {
+  return Math.max(1, Math.ceil(settings.rateWindowMs / BUCKETS));
 }

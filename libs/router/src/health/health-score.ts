@@ -13,7 +13,12 @@ export class HealthScore {
   private lastFailureAt: number | undefined;
   private lastFailure: FailureClass | undefined;
 
-  constructor(private readonly settings: HealthSettings = DEFAULT_HEALTH_SETTINGS) {}
+  constructor(private settings: HealthSettings = DEFAULT_HEALTH_SETTINGS) {}
+
+  /** New settings (config reload); the score and the streaks carry over. */
+  reconfigure(settings: HealthSettings): void {
+    this.settings = settings;
+  }
 
   get score(): number {
     return this.value;

@@ -27,9 +27,15 @@ export class SlidingWindow {
 
   constructor(
     private readonly size: number,
-    private readonly windowMs: number,
+    private windowMs: number,
   ) {
     this.samples = new Array<WindowSample | undefined>(size);
+  }
+
+  /** A new time span (config reload); the samples carry over. */
+  setWindowMs(windowMs: number): void {
+    this.windowMs = windowMs;
+    this.meanCache = undefined;
   }
 
   add(sample: WindowSample): void {

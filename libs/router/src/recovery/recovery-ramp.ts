@@ -39,9 +39,15 @@ export function rampShares(steps: readonly number[], maxStepPoints: number): num
  */
 export class RecoveryRamp {
   private trippedAt: number | undefined;
-  private readonly shares: readonly number[];
+  private shares: readonly number[];
 
-  constructor(private readonly settings: RecoverySettings = DEFAULT_RECOVERY_SETTINGS) {
+  constructor(private settings: RecoverySettings = DEFAULT_RECOVERY_SETTINGS) {
+    this.shares = rampShares(settings.steps, settings.maxStepPoints);
+  }
+
+  /** New settings (config reload); a target that is recovering stays on its way, on the new steps. */
+  reconfigure(settings: RecoverySettings): void {
+    this.settings = settings;
     this.shares = rampShares(settings.steps, settings.maxStepPoints);
   }
 

@@ -42,6 +42,14 @@ export class TargetState {
     this.window = new SlidingWindow(settings.health.windowSize, settings.health.windowMs);
   }
 
+  /** New health, breaker and recovery settings (config reload), keeping what was learned. */
+  reconfigure(settings: TargetStateSettings): void {
+    this.health.reconfigure(settings.health);
+    this.breaker.reconfigure(settings.breaker);
+    this.ramp.reconfigure(settings.recovery);
+    this.window.setWindowMs(settings.health.windowMs);
+  }
+
   /** A call is sent now, carrying about `tokens` tokens. */
   begin(now: number, tokens: number): void {
     this.inFlight += 1;
@@ -117,7 +125,10 @@ export function stateSettings(config: RouterConfig): TargetStateSettings {
   };
 }
 
-/** Every target's state, by name. A reload keeps the state of targets that still exist. */
+/**
+ * Every target's state, by name. A reload keeps the state of targets that still exist and
+ * applies the new health, breaker and recovery settings to it.
+ */
 export class TargetStateRegistry {
   private states = new Map<string, TargetState>();
 
@@ -132,7 +143,11 @@ export class TargetStateRegistry {
   reload(config: RouterConfig): void {
     const settings = stateSettings(config);
     const next = new Map<string, TargetState>();
-    for (const target of config.targets) next.set(target.name, this.states.get(target.name) ?? new TargetState(settings));
+    for (const target of config.targets) {
+      const existing = this.states.get(target.name);
+      existing?.reconfigure(settings);
+      next.set(target.name, existing ?? new TargetState(settings));
+    }
     this.states = next;
   }
 
