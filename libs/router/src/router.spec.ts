@@ -289,6 +289,25 @@ describe('Router.chat', () => {
     expect(error.attempts.map((a) => a.errorClass)).toEqual(['timeout']);
   });
 
+  it('classifies an upstream that drops the connection mid-stream as network and fails over', async () => {
+    const drops = await fakeUpstream((res, body) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const frame = { id: 'x', object: 'chat.completion.chunk', created: 1, model: body.model, choices: [{ index: 0, delta: { content: 'half an ans' }, finish_reason: null }] };
+      res.write(`data: ${JSON.stringify(frame)}\n\n`, () => res.socket?.destroy());
+    });
+    const next = await fakeUpstream(answer('complete answer'));
+    const router = routerFor([
+      { name: 'drops', port: drops.port },
+      { name: 'next', port: next.port },
+    ]);
+    const result = await router.chat({ meta: meta(), messages });
+    expect(result.content).toBe('complete answer');
+    expect(result.attempts.map((a) => [a.target, a.errorClass])).toEqual([
+      ['drops', 'network'],
+      ['next', undefined],
+    ]);
+  });
+
   it('times out a stream that stalls after its first tokens instead of returning the part it has', async () => {
     const stalls = await fakeUpstream((res, body) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
