@@ -30,10 +30,15 @@ beforeEach(async () => {
   upstream = createUpstreamFetch();
 });
 
-afterEach(async () => {
-  await upstream.close();
+async function stopServer(): Promise<void> {
+  if (!server.listening) return;
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+afterEach(async () => {
+  await upstream.close();
+  await stopServer();
 });
 
 const client = () =>
@@ -100,18 +105,13 @@ describe('createUpstreamFetch as the openai SDK fetch', () => {
   });
 
   it('reports a refused connection as an SDK connection error caused by ECONNREFUSED', async () => {
-    await upstream.close();
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    upstream = createUpstreamFetch();
+    await stopServer();
     const error = await client()
       .chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'ping' }] })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(APIConnectionError);
     // (under jest the SDK copies the cross-realm cause, keeping its message but not its `code`)
     expect(String((error as Error).cause)).toContain('ECONNREFUSED');
-    // the `afterEach` close of an already closed server must not throw
-    server = createServer().listen(0, '127.0.0.1');
   });
 
   it('stops reading a stream and lets the upstream go when the signal aborts mid-body', async () => {
