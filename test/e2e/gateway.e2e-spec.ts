@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { parse, stringify } from 'yaml';
+import { freePort, startTunnellingProxy } from '@switchyard/devkit';
 import { TestStack } from '../support/stack';
 
 const KEY = 'acme-gateway-key-0001';
@@ -151,6 +152,35 @@ describe('POST /v1/chat/completions (openai SDK client, real supervisor + llm-si
       await stack.request('POST', '/admin/routing/force-primary', { target: null }, ADMIN);
       await stack.request('POST', '/admin/targets/local_vllm_7b/enable', undefined, ADMIN);
       await stack.request('POST', '/admin/targets/local_vllm_32b/enable', undefined, ADMIN);
+    }
+  });
+
+  it('egress proxy: with HTTP_PROXY set, upstream calls are tunnelled through it, and its credentials stay out of the logs', async () => {
+    const proxy = await startTunnellingProxy('egress:hunter2-secret');
+    const port = await freePort();
+    // Its own copy of the config with probes off, so the only upstream traffic is the call below.
+    const config = parse(readFileSync(stack.sharedEnv.ROUTER_CONFIG!, 'utf8')) as { router: Record<string, unknown> };
+    config.router.probes = { enabled: false };
+    const configFile = `${stack.sharedEnv.ROUTER_CONFIG!}.proxy.yaml`;
+    writeFileSync(configFile, stringify(config));
+    const proxied = await stack.startSupervisor({ PORT: String(port), HTTP_PROXY: proxy.url, ROUTER_CONFIG: configFile });
+    try {
+      const viaProxy = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: KEY, maxRetries: 0 });
+      const { data, response } = await viaProxy.chat.completions
+        .create({ model: 'switchyard', messages: [{ role: 'user', content: 'proxy-1: extract the parties.' }], metadata: { task_type: 'extract', complexity: 'low' } })
+        .withResponse();
+      expect(response.headers.get('x-switchyard-target')).toBe('local_vllm_7b');
+      expect(data.choices[0]!.message.content).toContain('proxy-1');
+      expect(await callsWith('proxy-1')).toHaveLength(1);
+      expect(proxy.connects).toEqual([
+        { target: expect.stringMatching(/^127\.0\.0\.1:\d+$/) as unknown as string, auth: `Basic ${Buffer.from('egress:hunter2-secret').toString('base64')}` },
+      ]);
+      const logs = proxied.output.join('\n');
+      expect(logs).toMatch(/upstream calls go through an egress proxy/);
+      expect(logs).not.toContain('hunter2');
+    } finally {
+      await proxied.stop();
+      await proxy.close();
     }
   });
 

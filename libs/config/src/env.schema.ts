@@ -40,6 +40,9 @@ const apiKeys = z
     return keys;
   });
 
+/** An egress proxy URL; the message never repeats the value (it may hold credentials). */
+const proxyUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// proxy URL' }).optional();
+
 const queueList = z
   .string()
   .optional()
@@ -88,6 +91,16 @@ export const EnvSchema = z.object({
   TASK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
   MAX_BODY_BYTES: z.coerce.number().int().min(1_024).default(10 * 1024 * 1024),
   SHUTDOWN_GRACE_MS: millis(20_000),
+  /**
+   * Egress proxy for upstream model calls, by the usual names (lower case wins, as in curl and
+   * undici); hosts in NO_PROXY (e.g. the local vLLM servers) are reached directly.
+   */
+  HTTP_PROXY: proxyUrl,
+  HTTPS_PROXY: proxyUrl,
+  NO_PROXY: z.string().optional(),
+  http_proxy: proxyUrl,
+  https_proxy: proxyUrl,
+  no_proxy: z.string().optional(),
   /** Read by the OpenTelemetry SDK itself; here only to know whether spans are exported. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   OTEL_TRACES_EXPORTER: z.string().optional(),
@@ -95,3 +108,18 @@ export const EnvSchema = z.object({
 
 export type AppConfig = z.output<typeof EnvSchema>;
 export type WorkerQueues = AppConfig['WORKER_QUEUES'];
+
+/** The egress proxy for upstream calls, or undefined when none is set. */
+export function upstreamProxyFrom(config: AppConfig): { httpProxy?: string; httpsProxy?: string; noProxy?: string } | undefined {
+  const httpProxy = config.http_proxy ?? config.HTTP_PROXY;
+  const httpsProxy = config.https_proxy ?? config.HTTPS_PROXY;
+  if (httpProxy === undefined && httpsProxy === undefined) return undefined;
+  const noProxy = config.no_proxy ?? config.NO_PROXY;
+  return { ...(httpProxy === undefined ? {} : { httpProxy }), ...(httpsProxy === undefined ? {} : { httpsProxy }), ...(noProxy === undefined ? {} : { noProxy }) };
+}
+
+/** A proxy URL fit for a log line: scheme, host and port, credentials left out. */
+export function describeProxy(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.protocol}//${parsed.host}`;
+}

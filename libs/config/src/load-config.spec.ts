@@ -1,3 +1,4 @@
+import { describeProxy, upstreamProxyFrom } from './env.schema';
 import { ConfigError, loadConfig } from './load-config';
 
 describe('loadConfig', () => {
@@ -18,6 +19,29 @@ describe('loadConfig', () => {
     const config = loadConfig({ API_KEYS: 'acme:key-acme-123, globex:key-globex-456' });
     expect(config.API_KEYS.get('key-acme-123')).toBe('acme');
     expect(config.API_KEYS.get('key-globex-456')).toBe('globex');
+  });
+
+  it('reads the egress proxy from the usual variables, lower case first, and none when unset', () => {
+    expect(upstreamProxyFrom(loadConfig({}))).toBeUndefined();
+    expect(upstreamProxyFrom(loadConfig({ NO_PROXY: 'localhost' }))).toBeUndefined();
+    expect(
+      upstreamProxyFrom(loadConfig({ HTTPS_PROXY: 'http://proxy.corp:3128', https_proxy: 'http://egress.corp:3128', NO_PROXY: '127.0.0.1,.internal' })),
+    ).toEqual({ httpsProxy: 'http://egress.corp:3128', noProxy: '127.0.0.1,.internal' });
+    expect(upstreamProxyFrom(loadConfig({ HTTP_PROXY: 'http://proxy.corp:3128', no_proxy: 'vllm' }))).toEqual({ httpProxy: 'http://proxy.corp:3128', noProxy: 'vllm' });
+  });
+
+  it('rejects a proxy URL that is not http(s) without repeating it, and logs proxies without credentials', () => {
+    const error = (() => {
+      try {
+        loadConfig({ HTTPS_PROXY: 'socks5://user:hunter2@proxy.corp:1080' });
+      } catch (e) {
+        return e as ConfigError;
+      }
+      throw new Error('expected a ConfigError');
+    })();
+    expect(error.problems).toEqual([{ variable: 'HTTPS_PROXY', message: 'must be an http:// or https:// proxy URL' }]);
+    expect(error.message).not.toContain('hunter2');
+    expect(describeProxy('http://user:hunter2@proxy.corp:3128')).toBe('http://proxy.corp:3128');
   });
 
   it('parses WORKER_QUEUES as a list', () => {

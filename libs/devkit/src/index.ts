@@ -2,3 +2,4 @@
 // end-to-end tests and the benchmarks.
 export * from './processes';
 export * from './sim-targets';
+export * from './tunnelling-proxy';

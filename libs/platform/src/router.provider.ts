@@ -1,10 +1,19 @@
 import { hostname } from 'node:os';
 import { Inject, Injectable, Optional, type OnApplicationBootstrap, type OnApplicationShutdown, type Provider } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { secretsFromEnv, type AppConfig } from '@switchyard/config';
+import { describeProxy, secretsFromEnv, upstreamProxyFrom, type AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
 import { APP_CONFIG, CALL_OBSERVERS, LOGGER, REDIS } from './tokens';
-import { RedisRetryBudgetStore, Router, RouterConfigWatcher, TargetProber, loadRouterConfig, type CallObserver } from '@switchyard/router';
+import {
+  RedisRetryBudgetStore,
+  Router,
+  RouterConfigWatcher,
+  TargetProber,
+  createUpstreamFetch,
+  loadRouterConfig,
+  type CallObserver,
+  type UpstreamFetch,
+} from '@switchyard/router';
 import { RouterOverridesSync, type OverrideAction } from './router-overrides';
 import { RouterSnapshotPublisher, buildFleetView, readFleetReports, type FleetTargetView, type ProcessIdentity, type ProcessRole } from './router-fleet';
 
@@ -49,10 +58,22 @@ export const routerProvider: Provider = {
     const log = logger.child({ component: 'router' });
     for (const warning of routerConfig.warnings) log.warn({ source: routerConfig.source }, `router config: ${warning}`);
     log.info({ source: routerConfig.source, targets: routerConfig.targets.map((t) => t.name), routes: routerConfig.rules.length }, 'router config loaded');
+    const proxy = upstreamProxyFrom(config);
+    if (proxy) {
+      log.info(
+        {
+          http_proxy: proxy.httpProxy && describeProxy(proxy.httpProxy),
+          https_proxy: proxy.httpsProxy && describeProxy(proxy.httpsProxy),
+          no_proxy: proxy.noProxy ?? null,
+        },
+        'upstream calls go through an egress proxy',
+      );
+    }
     return new Router({
       config: routerConfig,
       secrets: secretsFromEnv(),
       logger: log,
+      upstream: { ...(proxy ? { proxy } : {}) },
       observers,
       retryBudget: new RedisRetryBudgetStore(redis, `${config.QUEUE_PREFIX}:router:`),
     });
@@ -68,6 +89,7 @@ export const routerProvider: Provider = {
 @Injectable()
 export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutdown {
   private prober: TargetProber | undefined;
+  private probeTransport: UpstreamFetch | undefined;
   private watcher: RouterConfigWatcher | undefined;
   private readonly sync: RouterOverridesSync;
   private readonly publisher: RouterSnapshotPublisher;
@@ -111,7 +133,11 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
     if (this.options.probesAndWatcher !== false) {
       const probes = this.router.config.config.probes;
       if (probes.enabled) {
+        // Probes take the same way out as the calls they stand for (egress proxy included).
+        const proxy = upstreamProxyFrom(this.config);
+        this.probeTransport = createUpstreamFetch(proxy ? { proxy } : {});
         this.prober = new TargetProber(this.router, {
+          fetch: this.probeTransport.fetch,
           livenessIntervalMs: probes.liveness_interval_ms,
           inferenceIntervalMs: probes.inference_interval_ms,
           timeoutMs: probes.timeout_ms,
@@ -150,6 +176,6 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
   async onApplicationShutdown(): Promise<void> {
     this.prober?.stop();
     this.watcher?.stop();
-    await Promise.allSettled([this.sync.stop(), this.publisher.stop(), this.router.close()]);
+    await Promise.allSettled([this.sync.stop(), this.publisher.stop(), this.router.close(), this.probeTransport?.close()]);
   }
 }

@@ -17,7 +17,8 @@ import type { FailureClass } from './health/health-settings';
 import type { AttemptEvent, CallObserver } from './observe/call-observer';
 import { missingApiKeyFilter, resolveApiKey, type SecretResolver } from './providers/api-key';
 import type { ChatMessage, ProviderResult } from './providers/chat-provider';
-import { ProviderRegistry, type ProviderFactory } from './providers/provider-registry';
+import { openAiProviders, ProviderRegistry, type ProviderFactory } from './providers/provider-registry';
+import type { UpstreamFetchOptions } from './providers/upstream-fetch';
 import { contextWindowFilter, sensitiveRequiresLocal, type CandidateFilter } from './routing/candidate-filter';
 import { decideRoute, type DecideOptions } from './routing/decide';
 import { NoEligibleTargetError } from './routing/no-eligible-target.error';
@@ -33,8 +34,10 @@ export interface RouterOptions {
   logger: Logger;
   /** Run after the built-in filters (missing API key, context window, live state), in order. */
   filters?: readonly CandidateFilter[];
-  /** How a target is spoken to; OpenAI-compatible HTTP unless given. */
+  /** How a target is spoken to; OpenAI-compatible HTTP (through `upstream`) unless given. */
   providerFactory?: ProviderFactory;
+  /** How upstream connections are made (an egress proxy), for the default provider factory. */
+  upstream?: UpstreamFetchOptions;
   /** Told of every upstream attempt (cost ledger, metrics). */
   observers?: readonly CallObserver[];
   /** Where a job's retry budget is counted; in memory (this process only) unless given. */
@@ -138,7 +141,7 @@ export class Router implements RouterAdmin {
     this.secrets = options.secrets;
     this.logger = options.logger;
     this.extraFilters = options.filters ?? [];
-    this.providers = new ProviderRegistry(options.providerFactory);
+    this.providers = new ProviderRegistry(options.providerFactory ?? openAiProviders(options.upstream));
     this.observers = options.observers ?? [];
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import type { TargetConfig } from '../config/router-config.schema';
 import type { ChatProvider, ProviderCall, ProviderResult } from './chat-provider';
-import { createUpstreamFetch, type UpstreamFetch } from './upstream-fetch';
+import { createUpstreamFetch, type UpstreamFetch, type UpstreamFetchOptions } from './upstream-fetch';
 
 /** The upstream answered 2xx but not with a usable completion. */
 export class MalformedCompletionError extends Error {
@@ -25,8 +25,9 @@ export class OpenAiChatProvider implements ChatProvider {
   constructor(
     readonly target: TargetConfig,
     apiKey: string,
+    connection: UpstreamFetchOptions = {},
   ) {
-    this.upstream = createUpstreamFetch();
+    this.upstream = createUpstreamFetch(connection);
     this.client = new OpenAI({
       baseURL: target.endpoint,
       apiKey,

@@ -1,10 +1,16 @@
 import type { TargetConfig } from '../config/router-config.schema';
 import type { ChatProvider } from './chat-provider';
 import { OpenAiChatProvider } from './openai-chat.provider';
+import type { UpstreamFetchOptions } from './upstream-fetch';
 
 export type ProviderFactory = (target: TargetConfig, apiKey: string) => ChatProvider;
 
-export const openAiProviderFactory: ProviderFactory = (target, apiKey) => new OpenAiChatProvider(target, apiKey);
+/** OpenAI-compatible HTTP for every target, through `connection` (e.g. an egress proxy). */
+export function openAiProviders(connection: UpstreamFetchOptions = {}): ProviderFactory {
+  return (target, apiKey) => new OpenAiChatProvider(target, apiKey, connection);
+}
+
+export const openAiProviderFactory: ProviderFactory = openAiProviders();
 
 /**
  * One provider (and so one SDK client with its connection pool) per target. A changed

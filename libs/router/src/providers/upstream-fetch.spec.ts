@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI, { APIConnectionError, APIError } from 'openai';
+import { startTunnellingProxy } from '@switchyard/devkit';
 import { createUpstreamFetch, type UpstreamFetch } from './upstream-fetch';
 
 interface Seen {
@@ -144,5 +145,41 @@ describe('createUpstreamFetch as the openai SDK fetch', () => {
     await expect(upstream.fetch(`${baseURL}/x`, { method: 'POST', body: new URLSearchParams({ a: '1' }) })).rejects.toThrow(/only string and byte bodies/);
     await expect(upstream.fetch(new Request(`${baseURL}/x`))).rejects.toThrow(/pass a URL/);
     expect(seen).toHaveLength(0);
+  });
+});
+
+describe('createUpstreamFetch through an egress proxy', () => {
+  it('tunnels upstream calls through the proxy, with its credentials', async () => {
+    const proxy = await startTunnellingProxy();
+    const proxied = createUpstreamFetch({ proxy: { httpProxy: proxy.url } });
+    try {
+      reply = (res) => sse(res, [chunk('via the proxy')]);
+      const sdk = new OpenAI({ baseURL, apiKey: 'sk-test', fetch: proxied.fetch, maxRetries: 0, organization: null, project: null, adminAPIKey: null, webhookSecret: null, logLevel: 'off' });
+      const stream = await sdk.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'ping' }], stream: true });
+      const pieces: string[] = [];
+      for await (const event of stream) pieces.push(event.choices[0]?.delta.content ?? '');
+      expect(pieces).toEqual(['via the proxy']);
+      expect(proxy.connects).toEqual([{ target: new URL(baseURL).host, auth: `Basic ${Buffer.from('gateway:s3cret').toString('base64')}` }]);
+      expect(seen).toHaveLength(1);
+    } finally {
+      await proxied.close();
+      await proxy.close();
+    }
+  });
+
+  it('reaches hosts listed in noProxy directly', async () => {
+    const proxy = await startTunnellingProxy();
+    const proxied = createUpstreamFetch({ proxy: { httpProxy: proxy.url, noProxy: 'localhost,127.0.0.1' } });
+    try {
+      reply = (res) => sse(res, [chunk('direct')]);
+      const response = await proxied.fetch(`${baseURL}/chat/completions`, { method: 'POST', body: '{}' });
+      expect(response.status).toBe(200);
+      expect(await response.text()).toContain('direct');
+      expect(proxy.connects).toEqual([]);
+      expect(seen).toHaveLength(1);
+    } finally {
+      await proxied.close();
+      await proxy.close();
+    }
   });
 });

@@ -1,7 +1,24 @@
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
 
 /** What the openai SDK calls `fetch` with. */
 type FetchInput = string | URL | Request;
+
+/**
+ * An egress proxy for upstream calls (e.g. cloud targets leaving a private network), as the
+ * usual HTTP_PROXY / HTTPS_PROXY / NO_PROXY variables name it. Calls are tunnelled with
+ * CONNECT; hosts matching `noProxy` (e.g. the local vLLM servers) are reached directly.
+ */
+export interface UpstreamProxy {
+  /** For http:// endpoints; https:// endpoints use it too when `httpsProxy` is unset. */
+  httpProxy?: string;
+  httpsProxy?: string;
+  /** Comma-separated hosts, domains (`.example.com`), `host:port` or `*`. */
+  noProxy?: string;
+}
+
+export interface UpstreamFetchOptions {
+  proxy?: UpstreamProxy;
+}
 
 export interface UpstreamFetch {
   /** For `new OpenAI({ fetch })`. */
@@ -22,12 +39,19 @@ export interface UpstreamFetch {
  * Timeouts are the router's (three stages, through `signal`) and the SDK's: undici's own
  * header and body timeouts are off so that no third clock stacks on them.
  */
-export function createUpstreamFetch(): UpstreamFetch {
-  const pool = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
+export function createUpstreamFetch(options: UpstreamFetchOptions = {}): UpstreamFetch {
+  const pool = connectionPool(options.proxy);
   return {
     fetch: (input, init) => send(pool, input, init),
     close: () => pool.close(),
   };
+}
+
+function connectionPool(proxy: UpstreamProxy | undefined): Dispatcher {
+  const settings = { headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 };
+  if (!proxy?.httpProxy && !proxy?.httpsProxy) return new Agent(settings);
+  // Empty strings, not undefined: undici would otherwise read the proxy variables itself.
+  return new EnvHttpProxyAgent({ ...settings, httpProxy: proxy.httpProxy ?? '', httpsProxy: proxy.httpsProxy ?? '', noProxy: proxy.noProxy ?? '' });
 }
 
 async function send(dispatcher: Dispatcher, input: FetchInput, init: RequestInit = {}): Promise<Response> {
