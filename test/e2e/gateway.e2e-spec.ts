@@ -155,10 +155,10 @@ describe('POST /v1/chat/completions (openai SDK client, real supervisor + llm-si
     }
   });
 
-  it('egress proxy: with HTTP_PROXY set, upstream calls are tunnelled through it, and its credentials stay out of the logs', async () => {
+  it('egress proxy: with HTTP_PROXY set, cloud calls are tunnelled through it, local calls never are, and its credentials stay out of the logs', async () => {
     const proxy = await startTunnellingProxy('egress:hunter2-secret');
     const port = await freePort();
-    // Its own copy of the config with probes off, so the only upstream traffic is the call below.
+    // Its own copy of the config with probes off, so the only upstream traffic is the calls below.
     const config = parse(readFileSync(stack.sharedEnv.ROUTER_CONFIG!, 'utf8')) as { router: Record<string, unknown> };
     config.router.probes = { enabled: false };
     const configFile = `${stack.sharedEnv.ROUTER_CONFIG!}.proxy.yaml`;
@@ -166,17 +166,22 @@ describe('POST /v1/chat/completions (openai SDK client, real supervisor + llm-si
     const proxied = await stack.startSupervisor({ PORT: String(port), HTTP_PROXY: proxy.url, ROUTER_CONFIG: configFile });
     try {
       const viaProxy = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: KEY, maxRetries: 0 });
-      const { data, response } = await viaProxy.chat.completions
-        .create({ model: 'switchyard', messages: [{ role: 'user', content: 'proxy-1: extract the parties.' }], metadata: { task_type: 'extract', complexity: 'low' } })
-        .withResponse();
-      expect(response.headers.get('x-switchyard-target')).toBe('local_vllm_7b');
-      expect(data.choices[0]!.message.content).toContain('proxy-1');
-      expect(await callsWith('proxy-1')).toHaveLength(1);
+      const ask = (content: string, metadata: Record<string, string>) =>
+        viaProxy.chat.completions.create({ model: 'switchyard', messages: [{ role: 'user', content }], metadata }).withResponse();
+
+      const local = await ask('proxy-local: extract the parties.', { task_type: 'extract', complexity: 'low' });
+      expect(local.response.headers.get('x-switchyard-target')).toBe('local_vllm_7b');
+      expect(proxy.connects).toEqual([]);
+
+      const cloud = await ask('proxy-cloud: weigh these clauses against each other.', { task_type: 'reasoning', complexity: 'high' });
+      expect(cloud.response.headers.get('x-switchyard-target')).toBe('cloud_main');
+      expect(cloud.data.choices[0]!.message.content).toContain('proxy-cloud');
+      expect(await callsWith('proxy-cloud')).toHaveLength(1);
       expect(proxy.connects).toEqual([
         { target: expect.stringMatching(/^127\.0\.0\.1:\d+$/) as unknown as string, auth: `Basic ${Buffer.from('egress:hunter2-secret').toString('base64')}` },
       ]);
       const logs = proxied.output.join('\n');
-      expect(logs).toMatch(/upstream calls go through an egress proxy/);
+      expect(logs).toMatch(/calls to cloud targets go through an egress proxy/);
       expect(logs).not.toContain('hunter2');
     } finally {
       await proxied.stop();

@@ -92,8 +92,8 @@ export const EnvSchema = z.object({
   MAX_BODY_BYTES: z.coerce.number().int().min(1_024).default(10 * 1024 * 1024),
   SHUTDOWN_GRACE_MS: millis(20_000),
   /**
-   * Egress proxy for upstream model calls, by the usual names (lower case wins, as in curl and
-   * undici); hosts in NO_PROXY (e.g. the local vLLM servers) are reached directly.
+   * Egress proxy for calls to cloud targets, by the usual names (lower case wins, as in curl
+   * and undici); hosts in NO_PROXY are reached directly, and so are local targets, always.
    */
   HTTP_PROXY: proxyUrl,
   HTTPS_PROXY: proxyUrl,

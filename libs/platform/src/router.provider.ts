@@ -9,10 +9,9 @@ import {
   Router,
   RouterConfigWatcher,
   TargetProber,
-  createUpstreamFetch,
+  createUpstreamFetchByTarget,
   loadRouterConfig,
   type CallObserver,
-  type UpstreamFetch,
 } from '@switchyard/router';
 import { RouterOverridesSync, type OverrideAction } from './router-overrides';
 import { RouterSnapshotPublisher, buildFleetView, readFleetReports, type FleetTargetView, type ProcessIdentity, type ProcessRole } from './router-fleet';
@@ -66,7 +65,7 @@ export const routerProvider: Provider = {
           https_proxy: proxy.httpsProxy && describeProxy(proxy.httpsProxy),
           no_proxy: proxy.noProxy ?? null,
         },
-        'upstream calls go through an egress proxy',
+        'calls to cloud targets go through an egress proxy (local targets are always reached directly)',
       );
     }
     return new Router({
@@ -89,7 +88,7 @@ export const routerProvider: Provider = {
 @Injectable()
 export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutdown {
   private prober: TargetProber | undefined;
-  private probeTransport: UpstreamFetch | undefined;
+  private probeTransport: ReturnType<typeof createUpstreamFetchByTarget> | undefined;
   private watcher: RouterConfigWatcher | undefined;
   private readonly sync: RouterOverridesSync;
   private readonly publisher: RouterSnapshotPublisher;
@@ -135,9 +134,10 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
       if (probes.enabled) {
         // Probes take the same way out as the calls they stand for (egress proxy included).
         const proxy = upstreamProxyFrom(this.config);
-        this.probeTransport = createUpstreamFetch(proxy ? { proxy } : {});
+        const transport = createUpstreamFetchByTarget(proxy ? { proxy } : {});
+        this.probeTransport = transport;
         this.prober = new TargetProber(this.router, {
-          fetch: this.probeTransport.fetch,
+          fetchFor: (target) => transport.fetchFor(target),
           livenessIntervalMs: probes.liveness_interval_ms,
           inferenceIntervalMs: probes.inference_interval_ms,
           timeoutMs: probes.timeout_ms,

@@ -21,7 +21,7 @@ function prober(responses: (() => Promise<Response>)[]) {
     return responses.shift()!();
   }) as unknown as typeof fetch;
   const sink = { config, recordProbe: (target: string, result: unknown) => recorded.push([target, result]) };
-  const p = new TargetProber(sink, { livenessIntervalMs: 10_000, inferenceIntervalMs: 30_000, timeoutMs: 1000, secrets: () => undefined, logger: createLogger('prober', 'silent'), fetch: fetchFn });
+  const p = new TargetProber(sink, { livenessIntervalMs: 10_000, inferenceIntervalMs: 30_000, timeoutMs: 1000, secrets: () => undefined, logger: createLogger('prober', 'silent'), fetchFor: () => fetchFn });
   return { p, recorded, urls };
 }
 const refused = () => Promise.reject(new TypeError('fetch failed', { cause: Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }) }));

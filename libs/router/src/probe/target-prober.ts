@@ -21,7 +21,8 @@ export interface ProberOptions {
   timeoutMs: number;
   secrets: SecretResolver;
   logger: Logger;
-  fetch?: typeof fetch;
+  /** How a target is reached (the same way its calls go, e.g. through an egress proxy). Default: the global fetch. */
+  fetchFor?: (target: TargetConfig) => typeof fetch;
 }
 
 /**
@@ -33,14 +34,11 @@ export interface ProberOptions {
 export class TargetProber {
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly seenUp = new Set<string>();
-  private readonly fetchFn: typeof fetch;
 
   constructor(
     private readonly sink: ProbeSink,
     private readonly options: ProberOptions,
-  ) {
-    this.fetchFn = options.fetch ?? fetch;
-  }
+  ) {}
 
   start(): void {
     if (this.timers.length > 0) return;
@@ -75,11 +73,12 @@ export class TargetProber {
     if (apiKey === undefined) return { ok: false, coldStart: false, failure: 'auth', latencyMs: 0 };
     const headers: Record<string, string> = { authorization: `Bearer ${apiKey}`, 'x-switchyard-probe': kind };
     const base = target.endpoint.replace(/\/+$/, '');
+    const fetchFn = this.options.fetchFor?.(target) ?? fetch;
     try {
       const response =
         kind === 'liveness'
-          ? await this.fetchFn(`${base}/models`, { headers, signal: AbortSignal.timeout(this.options.timeoutMs) })
-          : await this.fetchFn(`${base}/chat/completions`, {
+          ? await fetchFn(`${base}/models`, { headers, signal: AbortSignal.timeout(this.options.timeoutMs) })
+          : await fetchFn(`${base}/chat/completions`, {
               method: 'POST',
               headers: { ...headers, 'content-type': 'application/json' },
               body: JSON.stringify({ model: target.model, messages: [{ role: 'user', content: 'ping' }], max_tokens: 1 }),

@@ -1,13 +1,13 @@
 import type { TargetConfig } from '../config/router-config.schema';
 import type { ChatProvider } from './chat-provider';
 import { OpenAiChatProvider } from './openai-chat.provider';
-import type { UpstreamFetchOptions } from './upstream-fetch';
+import { connectionFor, type UpstreamFetchOptions } from './upstream-fetch';
 
 export type ProviderFactory = (target: TargetConfig, apiKey: string) => ChatProvider;
 
-/** OpenAI-compatible HTTP for every target, through `connection` (e.g. an egress proxy). */
+/** OpenAI-compatible HTTP for every target, through `connection` (an egress proxy) where `connectionFor` allows. */
 export function openAiProviders(connection: UpstreamFetchOptions = {}): ProviderFactory {
-  return (target, apiKey) => new OpenAiChatProvider(target, apiKey, connection);
+  return (target, apiKey) => new OpenAiChatProvider(target, apiKey, connectionFor(target, connection));
 }
 
 export const openAiProviderFactory: ProviderFactory = openAiProviders();

@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import OpenAI, { APIConnectionError, APIError } from 'openai';
 import { startTunnellingProxy } from '@switchyard/devkit';
-import { createUpstreamFetch, type UpstreamFetch } from './upstream-fetch';
+import { createUpstreamFetch, createUpstreamFetchByTarget, type UpstreamFetch } from './upstream-fetch';
 
 interface Seen {
   method: string;
@@ -179,6 +179,22 @@ describe('createUpstreamFetch through an egress proxy', () => {
       expect(seen).toHaveLength(1);
     } finally {
       await proxied.close();
+      await proxy.close();
+    }
+  });
+
+  it('reaches local targets directly and only cloud targets through the proxy (sensitive data never passes it)', async () => {
+    const proxy = await startTunnellingProxy();
+    const byTarget = createUpstreamFetchByTarget({ proxy: { httpProxy: proxy.url } });
+    try {
+      reply = (res) => sse(res, [chunk('ok')]);
+      await (await byTarget.fetchFor({ type: 'local' })(`${baseURL}/models`)).text();
+      expect(proxy.connects).toEqual([]);
+      await (await byTarget.fetchFor({ type: 'cloud' })(`${baseURL}/models`)).text();
+      expect(proxy.connects).toHaveLength(1);
+      expect(seen).toHaveLength(2);
+    } finally {
+      await byTarget.close();
       await proxy.close();
     }
   });

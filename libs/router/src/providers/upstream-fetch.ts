@@ -1,4 +1,5 @@
 import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
+import type { TargetConfig } from '../config/router-config.schema';
 
 /** What the openai SDK calls `fetch` with. */
 type FetchInput = string | URL | Request;
@@ -18,6 +19,15 @@ export interface UpstreamProxy {
 
 export interface UpstreamFetchOptions {
   proxy?: UpstreamProxy;
+}
+
+/**
+ * How one target is reached. Local targets always directly, never through the egress proxy:
+ * they are inside the network, and sensitive data, which only ever goes to local targets,
+ * must not pass a proxy on its way out.
+ */
+export function connectionFor(target: Pick<TargetConfig, 'type'>, options: UpstreamFetchOptions): UpstreamFetchOptions {
+  return target.type === 'local' ? {} : options;
 }
 
 export interface UpstreamFetch {
@@ -44,6 +54,18 @@ export function createUpstreamFetch(options: UpstreamFetchOptions = {}): Upstrea
   return {
     fetch: (input, init) => send(pool, input, init),
     close: () => pool.close(),
+  };
+}
+
+/** One pool for local targets (direct) and one for the others (through the proxy, if any): for the probes. */
+export function createUpstreamFetchByTarget(options: UpstreamFetchOptions): { fetchFor(target: Pick<TargetConfig, 'type'>): UpstreamFetch['fetch']; close(): Promise<void> } {
+  const direct = createUpstreamFetch();
+  const egress = options.proxy ? createUpstreamFetch(options) : direct;
+  return {
+    fetchFor: (target) => (connectionFor(target, options).proxy ? egress : direct).fetch,
+    close: async () => {
+      await Promise.all(egress === direct ? [direct.close()] : [direct.close(), egress.close()]);
+    },
   };
 }
 
