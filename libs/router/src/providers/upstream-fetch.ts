@@ -5,9 +5,9 @@ import type { TargetConfig } from '../config/router-config.schema';
 type FetchInput = string | URL | Request;
 
 /**
- * An egress proxy for upstream calls (e.g. cloud targets leaving a private network), as the
+ * An egress proxy for calls leaving the network (cloud targets, see `connectionFor`), as the
  * usual HTTP_PROXY / HTTPS_PROXY / NO_PROXY variables name it. Calls are tunnelled with
- * CONNECT; hosts matching `noProxy` (e.g. the local vLLM servers) are reached directly.
+ * CONNECT; hosts matching `noProxy` are reached directly.
  */
 export interface UpstreamProxy {
   /** For http:// endpoints; https:// endpoints use it too when `httpsProxy` is unset. */
