@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { HealthScore } from './health-score';
 import { DEFAULT_HEALTH_SETTINGS } from './health-settings';
-import { SlidingWindow, percentile } from './sliding-window';
+import { SlidingWindow, percentile, type WindowSample } from './sliding-window';
 import { FakeClock } from '../clock';
 
 describe('HealthScore', () => {
@@ -90,6 +91,36 @@ describe('SlidingWindow', () => {
     window.add({ at: 5000, ok: true, latencyMs: 1 });
     expect(window.stats(5000)).toMatchObject({ requests: 2, successRate: 1 });
     expect(window.stats(7000).requests).toBe(0);
+  });
+
+  it('keeps the first-token mean equal to the mean over the samples still in the window, through ring wrap, expiry and a new window', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(fc.record({ gapMs: fc.integer({ min: 0, max: 700 }), firstTokenMs: fc.option(fc.integer({ min: 1, max: 5000 }), { nil: undefined }), resize: fc.boolean() }), { maxLength: 40 }),
+        (size, steps) => {
+          let windowMs = 1000;
+          const window = new SlidingWindow(size, windowMs);
+          const added: WindowSample[] = [];
+          let now = 0;
+          for (const step of steps) {
+            now += step.gapMs;
+            if (step.resize) {
+              windowMs = windowMs === 1000 ? 2000 : 1000;
+              window.setWindowMs(windowMs);
+            }
+            const sample: WindowSample = { at: now, ok: true, latencyMs: 1, ...(step.firstTokenMs === undefined ? {} : { firstTokenMs: step.firstTokenMs }) };
+            window.add(sample);
+            added.push(sample);
+            const inWindow = added.slice(-size).filter((s) => now - s.at <= windowMs && s.firstTokenMs !== undefined);
+            const expected = inWindow.length === 0 ? null : inWindow.reduce((sum, s) => sum + s.firstTokenMs!, 0) / inWindow.length;
+            const actual = window.meanFirstTokenMs(now);
+            if (expected === null) expect(actual).toBeNull();
+            else expect(actual).toBeCloseTo(expected, 6);
+          }
+        },
+      ),
+    );
   });
 
   it('percentile is nearest-rank', () => {

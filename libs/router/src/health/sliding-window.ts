@@ -17,13 +17,19 @@ export interface WindowStats {
 
 /**
  * The last `size` attempts of one target, in a ring. Reads ignore samples older than
- * `windowMs`. The hot path only asks for the mean first-token time, which is cached per
- * write; percentiles are computed on demand (admin, scoring refresh).
+ * `windowMs`. The hot path (every routing decision) asks only for the mean first-token time,
+ * kept as a running sum over the samples still in the window: O(1) per write and per read
+ * (samples arrive in time order, so the expired ones are always the oldest). Percentiles are
+ * computed on demand (admin).
  */
 export class SlidingWindow {
   private readonly samples: (WindowSample | undefined)[];
   private next = 0;
-  private meanCache: { at: number; value: number | null } | undefined;
+  /** The samples in the running sum: `counted` of them, oldest at `oldest`. */
+  private oldest = 0;
+  private counted = 0;
+  private firstTokenSum = 0;
+  private firstTokenCount = 0;
 
   constructor(
     private readonly size: number,
@@ -35,28 +41,49 @@ export class SlidingWindow {
   /** A new time span (config reload); the samples carry over. */
   setWindowMs(windowMs: number): void {
     this.windowMs = windowMs;
-    this.meanCache = undefined;
+    this.recount();
   }
 
   add(sample: WindowSample): void {
+    if (this.counted === this.size) this.uncountOldest();
     this.samples[this.next] = sample;
     this.next = (this.next + 1) % this.size;
-    this.meanCache = undefined;
+    this.counted += 1;
+    if (sample.firstTokenMs !== undefined) {
+      this.firstTokenSum += sample.firstTokenMs;
+      this.firstTokenCount += 1;
+    }
   }
 
-  /** Mean first-token latency over the window; cached for a second so the decision path stays cheap. */
+  /** Mean first-token latency of the samples within the window, or null without any. */
   meanFirstTokenMs(now: number): number | null {
-    if (this.meanCache !== undefined && now - this.meanCache.at < 1_000) return this.meanCache.value;
-    let sum = 0;
-    let count = 0;
-    for (const sample of this.samples) {
-      if (sample === undefined || sample.firstTokenMs === undefined || now - sample.at > this.windowMs) continue;
-      sum += sample.firstTokenMs;
-      count += 1;
+    while (this.counted > 0 && now - this.samples[this.oldest]!.at > this.windowMs) this.uncountOldest();
+    return this.firstTokenCount === 0 ? null : this.firstTokenSum / this.firstTokenCount;
+  }
+
+  private uncountOldest(): void {
+    const sample = this.samples[this.oldest]!;
+    if (sample.firstTokenMs !== undefined) {
+      this.firstTokenSum -= sample.firstTokenMs;
+      this.firstTokenCount -= 1;
     }
-    const value = count === 0 ? null : sum / count;
-    this.meanCache = { at: now, value };
-    return value;
+    this.oldest = (this.oldest + 1) % this.size;
+    this.counted -= 1;
+  }
+
+  /** Rebuilds the running sum from the ring (the window changed, so evicted samples may count again). */
+  private recount(): void {
+    const stored = this.samples.filter((s): s is WindowSample => s !== undefined).length;
+    this.oldest = (this.next - stored + this.size) % this.size;
+    this.counted = stored;
+    this.firstTokenSum = 0;
+    this.firstTokenCount = 0;
+    for (let i = 0; i < stored; i++) {
+      const sample = this.samples[(this.oldest + i) % this.size]!;
+      if (sample.firstTokenMs === undefined) continue;
+      this.firstTokenSum += sample.firstTokenMs;
+      this.firstTokenCount += 1;
+    }
   }
 
   stats(now: number): WindowStats {
