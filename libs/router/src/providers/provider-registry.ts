@@ -14,7 +14,7 @@ export const openAiProviderFactory: ProviderFactory = openAiProviders();
 
 /**
  * One provider (and so one SDK client with its connection pool) per target. A changed
- * endpoint, model, timeout or key (config reload, key rotation) builds a fresh one.
+ * endpoint, model, timeout, type or key (config reload, key rotation) builds a fresh one.
  */
 export class ProviderRegistry {
   private readonly entries = new Map<string, { provider: ChatProvider; target: TargetConfig; apiKey: string }>();
@@ -39,5 +39,6 @@ export class ProviderRegistry {
 }
 
 function sameConnection(a: TargetConfig, b: TargetConfig): boolean {
-  return a === b || (a.endpoint === b.endpoint && a.model === b.model && a.timeout_ms === b.timeout_ms);
+  // The type too: it decides whether the target is reached through the egress proxy.
+  return a === b || (a.endpoint === b.endpoint && a.model === b.model && a.timeout_ms === b.timeout_ms && a.type === b.type);
 }
