@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '@switchyard/observability';
@@ -48,6 +48,32 @@ describe('RouterConfigWatcher', () => {
       expect(applied.at(-1)!.targets[0]!.name).toBe('second');
     } finally {
       watcher.stop();
+    }
+  });
+
+  it('sees a Kubernetes ConfigMap update (the ..data symlink swapped; the file itself never changes)', async () => {
+    // The kubelet's atomic writer: router.yaml → ..data/router.yaml, ..data → ..<timestamp>/;
+    // an update writes a new timestamped dir and renames a new ..data over the old one.
+    const mount = mkdtempSync(join(tmpdir(), 'router-configmap-'));
+    const version = (name: string, target: string) => {
+      mkdirSync(join(mount, name));
+      writeFileSync(join(mount, name, 'router.yaml'), yaml(target));
+    };
+    version('..2026_11_30_v1', 'first');
+    symlinkSync('..2026_11_30_v1', join(mount, '..data'));
+    symlinkSync('..data/router.yaml', join(mount, 'router.yaml'));
+    const applied: CompiledRouterConfig[] = [];
+    const watcher = new RouterConfigWatcher({ filePath: join(mount, 'router.yaml'), apply: (c) => applied.push(c), logger: createLogger('watcher', 'silent'), debounceMs: 20 });
+    watcher.start();
+    try {
+      version('..2026_11_30_v2', 'second');
+      symlinkSync('..2026_11_30_v2', join(mount, '..data_tmp'));
+      renameSync(join(mount, '..data_tmp'), join(mount, '..data'));
+      const config = await waitFor('the ConfigMap update', () => applied.at(-1));
+      expect(config.targets[0]!.name).toBe('second');
+    } finally {
+      watcher.stop();
+      rmSync(mount, { recursive: true, force: true });
     }
   });
 });

@@ -4,6 +4,8 @@ import type { Logger } from '@switchyard/observability';
 import type { CompiledRouterConfig } from '../config/compile-router-config';
 import { loadRouterConfig } from '../config/router-config.loader';
 
+const KUBERNETES_DATA_LINK = '..data';
+
 export interface ConfigWatcherOptions {
   filePath: string;
   apply: (config: CompiledRouterConfig) => void;
@@ -14,8 +16,8 @@ export interface ConfigWatcherOptions {
 }
 
 /**
- * Watches the router config file (its directory, so that editors that replace the file are
- * seen) and applies a changed file after a short debounce. A file that does not read or
+ * Watches the router config file (its directory, so that editors that replace the file and
+ * Kubernetes ConfigMap updates are seen) and applies a changed file after a short debounce. A file that does not read or
  * validate is rejected with a message naming the path and the problem; the old config stays.
  */
 export class RouterConfigWatcher {
@@ -31,7 +33,9 @@ export class RouterConfigWatcher {
     if (this.watcher !== undefined) return;
     const name = basename(this.path);
     this.watcher = watch(dirname(this.path), { persistent: false }, (_event, file) => {
-      if (file !== null && file !== name) return;
+      // `..data` is how a Kubernetes ConfigMap volume changes: the file is a symlink through
+      // `..data`, and an update swaps that symlink, never touching the file's own entry.
+      if (file !== null && file !== name && file !== KUBERNETES_DATA_LINK) return;
       this.schedule();
     });
     this.watcher.on('error', (error) => this.options.logger.error({ err: error, source: this.path }, 'router config watcher failed'));
