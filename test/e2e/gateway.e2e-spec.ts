@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { parse, stringify } from 'yaml';
-import { freePort, startTunnellingProxy } from '@switchyard/devkit';
+import { freePort, startTunnellingProxy, waitFor } from '@switchyard/devkit';
 import { TestStack } from '../support/stack';
 
 const KEY = 'acme-gateway-key-0001';
@@ -152,6 +152,27 @@ describe('POST /v1/chat/completions (openai SDK client, real supervisor + llm-si
       await stack.request('POST', '/admin/routing/force-primary', { target: null }, ADMIN);
       await stack.request('POST', '/admin/targets/local_vllm_7b/enable', undefined, ADMIN);
       await stack.request('POST', '/admin/targets/local_vllm_32b/enable', undefined, ADMIN);
+    }
+  });
+
+  it('a client that hangs up mid-stream cancels the upstream generation (nothing keeps running, or billing, upstream)', async () => {
+    await stack.setSimMode('local_vllm_7b', { mode: 'slow', delay_ms: 1000 });
+    try {
+      const abort = new AbortController();
+      const stream = await client.chat.completions.create(
+        { model: 'switchyard', stream: true, messages: [{ role: 'user', content: 'hangup-1: extract the parties.' }], metadata: { task_type: 'extract', complexity: 'low' } },
+        { signal: abort.signal },
+      );
+      for await (const chunk of stream) {
+        if (chunk.choices[0]?.delta.content) abort.abort();
+      }
+      const upstream = await waitFor('the sim to see the gateway hang up', async () => {
+        const [call] = await callsWith('hangup-1');
+        return call?.client_gone ? call : undefined;
+      });
+      expect(upstream.target).toBe('local_vllm_7b');
+    } finally {
+      await stack.setSimMode('local_vllm_7b', { mode: 'ok' });
     }
   });
 

@@ -18,6 +18,7 @@ export interface SimCall {
   status: number | string;
   headers: Record<string, string>;
   last_user_message_preview: string;
+  client_gone: boolean;
 }
 
 export interface HttpResult<T = unknown> {

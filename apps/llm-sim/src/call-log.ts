@@ -13,9 +13,11 @@ export interface CallRecord {
   headers: Record<string, string>;
   message_chars: number;
   last_user_message_preview: string;
+  /** The caller closed the connection before the answer was complete (it gave up, or cancelled a stream). */
+  client_gone: boolean;
 }
 
-export type NewCall = Omit<CallRecord, 'seq'>;
+export type NewCall = Omit<CallRecord, 'seq' | 'client_gone'>;
 export type OutcomeCounts = Record<CallOutcome | 'total', number>;
 
 export const DEFAULT_CALL_LOG_CAPACITY = 50_000;
@@ -53,7 +55,7 @@ export class CallLog {
 
   append(call: NewCall): CallRecord {
     this.lastSeq += 1;
-    const record: CallRecord = { seq: this.lastSeq, ...call };
+    const record: CallRecord = { seq: this.lastSeq, ...call, client_gone: false };
     this.ring[(this.head + this.length) % this.capacity] = record;
     if (this.length < this.capacity) this.length += 1;
     else this.head = (this.head + 1) % this.capacity;

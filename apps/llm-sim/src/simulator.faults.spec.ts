@@ -86,6 +86,25 @@ describe('llm-sim fault modes', () => {
     expect(streamed.body.endsWith('data: [DONE]\n\n')).toBe(true);
   });
 
+  it('records a caller that hangs up mid-stream as client_gone, and a finished call as not', async () => {
+    await running.setMode(LOCAL.name, { mode: 'slow', delay_ms: 1000 });
+    const abort = new AbortController();
+    const stream = await running
+      .client(LOCAL.name)
+      .chat.completions.create({ model: LOCAL.model, messages: [{ role: 'user', content: 'hang up on me' }], stream: true }, { signal: abort.signal });
+    for await (const chunk of stream) {
+      if (chunk.choices[0]?.delta.content) abort.abort();
+    }
+    await running.setMode(LOCAL.name, { mode: 'ok' });
+    await ask(running, LOCAL, 'hear me out');
+    const calls = async () => ((await running.control('GET', '/calls')).json as { calls: { last_user_message_preview: string; client_gone: boolean }[] }).calls;
+    for (let i = 0; i < 50 && !(await calls()).find((c) => c.last_user_message_preview === 'hang up on me')?.client_gone; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const byText = Object.fromEntries((await calls()).map((c) => [c.last_user_message_preview, c.client_gone]));
+    expect(byText).toEqual({ 'hang up on me': true, 'hear me out': false });
+  });
+
   it('garbage: 200 whose content is not JSON, plain and streaming', async () => {
     await running.setMode(LOCAL.name, { mode: 'garbage' });
     const completion = await ask(running, LOCAL);

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from '@switchyard/observability';
-import type { CallLog, CallOutcome, CallStatus, NewCall, OutcomeCounts } from './call-log';
+import type { CallLog, CallOutcome, CallRecord, CallStatus, NewCall, OutcomeCounts } from './call-log';
 import { ChatCompletionRequestSchema, type ChatCompletionRequest } from './chat-request.schema';
 import { decide, type FaultDecision, faultStateFor, initialFaultState, isHealthy, type FaultMode, type ModeChange, remainingInWindow } from './fault-state';
 import { BodyTooLargeError, closeServer, isGone, listen, pickPrefixedHeaders, readBody, requestPath, sendJson } from './http-io';
@@ -228,7 +228,11 @@ export class TargetServer {
     const { decision, next } = decide(this.fault);
     this.fault = next;
     const { status, outcome } = OUTCOME_BY_DECISION[decision.kind];
-    const seq = this.record(fields, status, outcome);
+    const call = this.record(fields, status, outcome);
+    const seq = call.seq;
+    res.once('close', () => {
+      if (!res.writableFinished) call.client_gone = true;
+    });
 
     switch (decision.kind) {
       case 'refused':
@@ -255,10 +259,10 @@ export class TargetServer {
     }
   }
 
-  private record(fields: CallFields, status: CallStatus, outcome: CallOutcome): number {
+  private record(fields: CallFields, status: CallStatus, outcome: CallOutcome): CallRecord {
     const record = this.deps.callLog.append({ ...fields, status, outcome });
     this.deps.logger.debug({ target: this.name, seq: record.seq, status, outcome, stream: fields.stream }, 'chat completion');
-    return record.seq;
+    return record;
   }
 
   private async sendError(res: ServerResponse, status: number, body: OpenAIErrorBody, headers: Record<string, string> = {}): Promise<void> {
