@@ -1,3 +1,4 @@
+import { waitFor } from '@switchyard/devkit';
 import { TestStack } from '../support/stack';
 
 const ACME = { authorization: 'Bearer acme-key-0001' };
@@ -138,10 +139,13 @@ describe('jobs REST API (real supervisor process with API keys)', () => {
       expect(successes.json.jobs.every((j) => j.status === 'success')).toBe(true);
     });
 
-    it('cancels a running job and refuses to cancel a finished one', async () => {
-      await stack.setSimMode('local_vllm_7b', { mode: 'slow', delay_ms: 3_000 });
+    it('cancels a running job, stopping its model calls in flight, and refuses to cancel a finished one', async () => {
+      await stack.setSimMode('local_vllm_7b', { mode: 'slow', delay_ms: 10_000 });
       try {
         const created = await stack.request<{ job_id: string }>('POST', '/v1/jobs', validJob('slow one'), ACME);
+        // Cancel while an extract call is waiting on the (slow) model.
+        const inFlight = async () => (await stack.simCalls()).filter((c) => c.target === 'local_vllm_7b' && c.last_user_message_preview.includes('slow one'));
+        await waitFor('an extract call in flight', async () => ((await inFlight()).length > 0 ? true : undefined), 20_000);
         const cancelled = await stack.request<{ job_id: string; status: string }>('POST', `/v1/jobs/${created.json.job_id}/cancel`, undefined, ACME);
         expect(cancelled.status).toBe(200);
         expect(cancelled.json.status).toBe('cancelled');
@@ -150,6 +154,8 @@ describe('jobs REST API (real supervisor process with API keys)', () => {
         expect(job.tasks.every((t) => t.status === 'cancelled')).toBe(true);
         const again = await stack.request<ErrorJson>('POST', `/v1/jobs/${created.json.job_id}/cancel`, undefined, ACME);
         expect(again.status).toBe(409);
+        // The worker saw its lease end and hung up on the model: nothing keeps generating (or billing).
+        await waitFor('the in-flight model calls to be hung up', async () => ((await inFlight()).every((c) => c.client_gone) ? true : undefined), 15_000);
       } finally {
         await stack.setSimMode('local_vllm_7b', { mode: 'ok' });
       }
