@@ -242,6 +242,22 @@ router:
 });
 
 describe('Router probes', () => {
+  it('keeps work away from targets whose model is still loading: sensitive work finds no target (it waits), then flows once a probe answers', async () => {
+    const { router, calls } = setup({});
+    router.recordProbe('local_a', { ok: false, coldStart: true, latencyMs: 1 });
+    router.recordProbe('local_b', { ok: false, coldStart: true, latencyMs: 1 });
+    const error = await router.chat({ meta: meta({ sensitivity: 'sensitive' }), messages }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NoEligibleTargetError);
+    const reasons = new Set(router.explain(meta({ sensitivity: 'sensitive' })).candidates.map((c) => `${c.target}: ${c.reason}`));
+    expect([...reasons].sort()).toEqual(['cloud: sensitive_requires_local', 'local_a: cold_start', 'local_b: cold_start']);
+    expect(calls).toEqual([]);
+    // Non-sensitive work goes to the cloud meanwhile; the loading targets are not charged a failure.
+    expect((await router.chat({ meta: meta(), messages })).target).toBe('cloud');
+    expect(router.snapshot().find((t) => t.name === 'local_a')!.score).toBe(100);
+    router.recordProbe('local_a', { ok: true, latencyMs: 1, kind: 'liveness' });
+    expect((await router.chat({ meta: meta({ sensitivity: 'sensitive' }), messages })).target).toBe('local_a');
+  });
+
   it('a passing liveness probe does not lift an excluded target; a passing inference probe does; a cold start changes nothing', async () => {
     const { router, clock } = setup({ local_a: status(500) });
     for (let i = 0; i < 3; i++) await router.chat({ meta: meta(), messages });

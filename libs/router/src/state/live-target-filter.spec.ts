@@ -30,6 +30,16 @@ function setup(random = 0.5) {
 }
 
 describe('liveTargetFilter', () => {
+  it('drops a cold-starting target (model still loading) for all work until it answers', () => {
+    const { state, filter } = setup();
+    const unmetered = { ...target, rpm: undefined, tpm: undefined };
+    state.coldStart = true;
+    expect(filter(unmetered, meta())).toEqual({ reason: 'cold_start' });
+    expect(filter(unmetered, meta('sensitive'))).toEqual({ reason: 'cold_start' });
+    state.observe(0, { ok: true, latencyMs: 5 });
+    expect(filter(unmetered, meta())).toBeNull();
+  });
+
   it('drops a full target for normal work but lets sensitive work queue on it', () => {
     const { state, filter, clock } = setup();
     state.begin(clock.now(), 0);

@@ -7,6 +7,7 @@ import type { TargetStateRegistry } from './target-state';
 
 export const LIVE_DROP_REASONS = {
   drained: 'drained',
+  coldStart: 'cold_start',
   breakerOpen: 'breaker_open',
   unhealthy: 'unhealthy',
   rateLimited: 'rate_limited',
@@ -19,6 +20,7 @@ export const LIVE_DROP_REASONS = {
 
 const drop = (reason: string): CandidateDrop => ({ reason });
 const DRAINED = drop(LIVE_DROP_REASONS.drained);
+const COLD_START = drop(LIVE_DROP_REASONS.coldStart);
 const BREAKER_OPEN = drop(LIVE_DROP_REASONS.breakerOpen);
 const UNHEALTHY = drop(LIVE_DROP_REASONS.unhealthy);
 const RATE_LIMITED = drop(LIVE_DROP_REASONS.rateLimited);
@@ -37,7 +39,7 @@ export interface LiveFilterOptions {
 }
 
 /**
- * The candidate filter over live state (SPEC §3.3, §3.8, §3.9): drained, breaker, health,
+ * The candidate filter over live state (SPEC §3.3, §3.8, §3.9): drained, cold start, breaker, health,
  * a 429 cool-down, concurrency and overload (non-sensitive calls only: sensitive work
  * waits in the local target's queue instead of spilling), RPM/TPM headroom, recovery share.
  */
@@ -46,6 +48,8 @@ export function liveTargetFilter(registry: TargetStateRegistry, clock: Clock, op
     const state = registry.get(target.name);
     if (state === undefined) return null;
     if (state.drained) return DRAINED;
+    // A model still loading (the probes say so) would only fail the call and count against it.
+    if (state.coldStart) return COLD_START;
     const now = clock.now();
     if (!state.breaker.allows(now)) return BREAKER_OPEN;
     if (state.health.isExcluded(now)) return UNHEALTHY;
