@@ -131,6 +131,39 @@ describe('Router resilience', () => {
     expect(sleeps[1]).toBe(2000 + 250);
   });
 
+  it('treats a 503 "model is loading" as a cold start: the call moves on, no health lost, no budget spent, the target waits for a probe', async () => {
+    const loading: Behaviour = () =>
+      Promise.reject(APIError.generate(503, { error: { message: 'Model local_a is currently loading' } }, 'Model local_a is currently loading', new Headers()));
+    const { router, calls } = setup({ local_a: loading });
+    const context = { jobId: 'job-cold', tenantId: 't' };
+    const result = await router.chat({ meta: meta(), messages, context });
+    expect(result.target).toBe('local_b');
+    expect(result.attempts.map((a) => [a.target, a.status])).toEqual([
+      ['local_a', 503],
+      ['local_b', undefined],
+    ]);
+    expect(router.snapshot().find((t) => t.name === 'local_a')).toMatchObject({ score: 100, state: 'cold_start' });
+    // Until a probe answers, no more calls go to it.
+    for (let i = 0; i < 3; i++) await router.chat({ meta: meta(), messages, context });
+    expect(count(calls, 'local_a')).toBe(1);
+    router.recordProbe('local_a', { ok: true, latencyMs: 1, kind: 'liveness' });
+    expect(router.snapshot().find((t) => t.name === 'local_a')!.state).not.toBe('cold_start');
+  });
+
+  it('spends no retry budget on a cold start', async () => {
+    const loading: Behaviour = () => Promise.reject(APIError.generate(503, { error: { message: 'Model is loading' } }, 'Model is loading', new Headers()));
+    const { router } = setup({ local_a: loading, local_b: status(500), cloud: status(500) });
+    const context = { jobId: 'job-cold-budget', tenantId: 't' };
+    // Budget 4. Call 1: local_a loading (free), local_b and cloud fail (2 spent).
+    const first = (await router.chat({ meta: meta(), messages, context }).catch((e: unknown) => e)) as RouterCallError;
+    expect(first.attempts.map((a) => a.target)).toEqual(['local_a', 'local_b', 'cloud']);
+    // Call 2: two more failures fit only if the cold start cost nothing (4 spent).
+    const second = (await router.chat({ meta: meta(), messages, context }).catch((e: unknown) => e)) as RouterCallError;
+    expect(second.attempts.map((a) => a.target)).toEqual(['local_b', 'cloud']);
+    const third = (await router.chat({ meta: meta(), messages, context }).catch((e: unknown) => e)) as RouterCallError;
+    expect(third.message).toMatch(/retry budget of 4 failed upstream attempts for job job-cold-budget is spent/);
+  });
+
   it('cools a rate-limited target down for its Retry-After', async () => {
     const behaviours: Record<string, Behaviour> = { local_a: status(429, { 'retry-after': '5' }) };
     const { router, clock } = setup(behaviours);

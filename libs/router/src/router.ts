@@ -9,7 +9,7 @@ import { ContextWindowExceededError } from './calls/context-window.error';
 import { costUsd, type TokenUsage } from './calls/cost';
 import { countTextTokens, estimateTokens } from './calls/estimate-tokens';
 import { CallAbortedError, RouterCallError, type AttemptRecord } from './calls/router-call.error';
-import { classifyUpstreamError, retryAfterHeader, UpstreamError } from './calls/upstream-error';
+import { classifyUpstreamError, isModelLoading, retryAfterHeader, UpstreamError } from './calls/upstream-error';
 import { systemClock, type Clock } from './clock';
 import type { CompiledRouterConfig } from './config/compile-router-config';
 import type { RoutingPolicy, TargetConfig } from './config/router-config.schema';
@@ -93,7 +93,7 @@ export interface ChatCallResult {
 
 type AttemptOutcome =
   | { ok: true; record: AttemptRecord; result: ProviderResult; badOutput: boolean }
-  | { ok: false; record: AttemptRecord; error: UpstreamError; streamed: boolean; retryAfterMs?: number }
+  | { ok: false; record: AttemptRecord; error: UpstreamError; streamed: boolean; retryAfterMs?: number; coldStart?: boolean }
   | { ok: false; record: AttemptRecord; aborted: unknown };
 
 const sleepWithSignal = (ms: number, signal?: AbortSignal): Promise<void> =>
@@ -242,7 +242,8 @@ export class Router implements RouterAdmin {
       if (outcome.ok) return this.result(outcome.result, outcome.record, decision, meta, attempts, started);
       if ('aborted' in outcome) throw new CallAbortedError(attempts, { cause: outcome.aborted });
       lastError = outcome.error;
-      await budget.spend();
+      // A model still loading is not a failure (SPEC §3.8): the call moves on without spending the budget.
+      if (!outcome.coldStart) await budget.spend();
       if (!lastError.retryable) {
         stopReason = 'a bad request is not retried';
         break;
@@ -443,6 +444,19 @@ export class Router implements RouterAdmin {
         return { ok: false, aborted: error, record: { ...base, outcome: 'error', latencyMs, message: 'aborted by the caller' } };
       }
       const { errorClass, status } = classifyUpstreamError(error, { timedOut: deadline.timedOut });
+      if (isModelLoading(status, describe(error))) {
+        state.inFlight = Math.max(0, state.inFlight - 1);
+        state.coldStart = true;
+        const reason = `the model is still loading (${status}): ${describe(error)}`;
+        this.logger.warn({ target: target.name, rule, status }, 'upstream is still loading its model; moving on');
+        return {
+          ok: false,
+          coldStart: true,
+          streamed,
+          error: new UpstreamError(target.name, errorClass, reason, status, { cause: error }),
+          record: { ...base, outcome: 'error', errorClass, status, latencyMs, message: reason },
+        };
+      }
       const stage = deadline.timedOutStage;
       const reason =
         stage !== undefined ? `no ${stage === 'connect' ? 'response' : stage === 'first_token' ? 'first token' : 'complete answer'} within ${deadline.limitOf(stage)} ms` : describe(error);

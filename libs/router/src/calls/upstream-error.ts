@@ -54,6 +54,11 @@ function hasNetworkCode(error: unknown): boolean {
   return false;
 }
 
+/** A 503 that says the model is still loading (an inference server starting up): a cold start, not a failure. */
+export function isModelLoading(status: number | undefined, text: string): boolean {
+  return status === 503 && /loading/i.test(text);
+}
+
 /** The Retry-After an upstream sent with its error, in ms. */
 export function retryAfterHeader(error: unknown): string | undefined {
   if (!(error instanceof APIError)) return undefined;

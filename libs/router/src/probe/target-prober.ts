@@ -1,6 +1,6 @@
 import type { Logger } from '@switchyard/observability';
 import type { UpstreamErrorClass } from '../calls/upstream-error';
-import { classifyStatus } from '../calls/upstream-error';
+import { classifyStatus, isModelLoading } from '../calls/upstream-error';
 import type { TargetConfig } from '../config/router-config.schema';
 import { resolveApiKey, type SecretResolver } from '../providers/api-key';
 
@@ -89,7 +89,7 @@ export class TargetProber {
         this.seenUp.add(target.name);
         return { ok: true, latencyMs: latency() };
       }
-      if (response.status === 503 && /loading/i.test(body)) return { ok: false, coldStart: true, latencyMs: latency() };
+      if (isModelLoading(response.status, body)) return { ok: false, coldStart: true, latencyMs: latency() };
       return { ok: false, coldStart: false, failure: classifyStatus(response.status), latencyMs: latency() };
     } catch (error) {
       const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
