@@ -70,7 +70,10 @@ export function createUpstreamFetchByTarget(options: UpstreamFetchOptions): { fe
 }
 
 function connectionPool(proxy: UpstreamProxy | undefined): Dispatcher {
-  const settings = { headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 };
+  // undici's keep-alive default (4 s unless the server says otherwise) stays: it is below the
+  // idle timeouts of common servers (uvicorn, Node: 5 s), so a pooled socket is never reused
+  // just as the server closes it.
+  const settings = { headersTimeout: 0, bodyTimeout: 0 };
   if (!proxy?.httpProxy && !proxy?.httpsProxy) return new Agent(settings);
   // Empty strings, not undefined: undici would otherwise read the proxy variables itself.
   return new EnvHttpProxyAgent({ ...settings, httpProxy: proxy.httpProxy ?? '', httpsProxy: proxy.httpsProxy ?? '', noProxy: proxy.noProxy ?? '' });
