@@ -17,8 +17,9 @@ export interface ConfigWatcherOptions {
 
 /**
  * Watches the router config file (its directory, so that editors that replace the file and
- * Kubernetes ConfigMap updates are seen) and applies a changed file after a short debounce. A file that does not read or
- * validate is rejected with a message naming the path and the problem; the old config stays.
+ * Kubernetes ConfigMap updates are seen) and applies a changed file after a short debounce.
+ * A file that does not read or validate is rejected with a message naming the path and the
+ * problem; the old config stays.
  */
 export class RouterConfigWatcher {
   private watcher: FSWatcher | undefined;
