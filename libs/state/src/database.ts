@@ -26,6 +26,13 @@ export function connectDatabase(url: string, options: Pick<PoolConfig, 'max' | '
   return { db, pool, close: () => pool.end() };
 }
 
+/** The pg pool behind a drizzle handle: `pool` when given (`DatabaseHandle.pool`), else drizzle's own client. */
+export function poolBehind(db: Database, pool: Pool | undefined, user: string): Pool {
+  const client = pool ?? (db as Database & { $client?: Pool }).$client;
+  if (!client) throw new Error(`${user} needs the pg pool behind the database handle`);
+  return client;
+}
+
 export async function pingDatabase(pool: Pool): Promise<void> {
   await pool.query('select 1');
 }

@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
 import type { Pool } from 'pg';
-import type { Database } from '../database';
+import { poolBehind, type Database } from '../database';
 import { modelCallLedger as l, type NewLedgerRow } from '../schema';
 import { jsonRowInsert } from './json-row-insert';
 
@@ -77,9 +77,7 @@ export class LedgerRepository {
     private readonly db: Database,
     pool?: Pool,
   ) {
-    const client = pool ?? (db as Database & { $client?: Pool }).$client;
-    if (!client) throw new Error('LedgerRepository needs the pg pool behind the database handle');
-    this.pool = client;
+    this.pool = poolBehind(db, pool, 'LedgerRepository');
   }
 
   /** Writes the rows in one statement, all or nothing. */

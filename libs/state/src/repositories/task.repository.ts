@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Pool } from 'pg';
 import type { RouteRecord, TaskStatus } from '@switchyard/contracts';
-import type { Database } from '../database';
+import { poolBehind, type Database } from '../database';
 import { agentTaskState as t, type NewTaskRow, type StepCheckpoint, type TaskRow } from '../schema';
 import { jsonRowInsert } from './json-row-insert';
 
@@ -204,9 +204,7 @@ export class TaskRepository {
     private readonly db: Database,
     pool?: Pool,
   ) {
-    const client = pool ?? (db as Database & { $client?: Pool }).$client;
-    if (!client) throw new Error('TaskRepository needs the pg pool behind the database handle');
-    this.pool = client;
+    this.pool = poolBehind(db, pool, 'TaskRepository');
   }
 
   /**
