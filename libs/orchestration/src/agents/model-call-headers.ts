@@ -26,3 +26,13 @@ export function modelCallContext(ctx: Pick<StepContext, 'task' | 'step'>): Model
   const traceId = activeTraceId();
   return { tenantId: ctx.task.tenantId, jobId: ctx.task.jobId, taskId: ctx.task.taskId, step: ctx.step, ...(traceId ? { traceId } : {}) };
 }
+
+/** What every model call of a step takes from the step: its number, upstream headers, ledger context and abort signal. */
+export function stepCallFields(ctx: Pick<StepContext, 'task' | 'step' | 'signal'>): {
+  step: number;
+  headers: Record<string, string>;
+  context: ModelCallContext;
+  signal: AbortSignal;
+} {
+  return { step: ctx.step, headers: modelCallHeaders(ctx), context: modelCallContext(ctx), signal: ctx.signal };
+}

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AgentDefinition, StepContext } from '../agents/agent-definition';
 import { SUMMARY_INSTRUCTIONS, callForSummary } from '../agents/structured-summary';
-import { modelCallContext, modelCallHeaders } from '../agents/model-call-headers';
+import { stepCallFields } from '../agents/model-call-headers';
 import { taskRequestMeta } from './doc-review.meta';
 import { preparePassages } from './passages';
 
@@ -52,12 +52,9 @@ export const extractAgent: AgentDefinition = {
         const task = input(ctx);
         const prepared = PreparedSchema.parse(ctx.previous.get('prepare'));
         const result = await callForSummary(ctx.router, {
+          ...stepCallFields(ctx),
           meta: taskRequestMeta(ctx.task.inputSummary, 'extract', 'low'),
-          step: ctx.step,
           maxTokens: 512,
-          headers: modelCallHeaders(ctx),
-          context: modelCallContext(ctx),
-          signal: ctx.signal,
           messages: [
             {
               role: 'system',

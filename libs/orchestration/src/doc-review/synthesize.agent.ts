@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { StructuredSummarySchema } from '@switchyard/contracts';
 import type { AgentDefinition } from '../agents/agent-definition';
-import { modelCallContext, modelCallHeaders } from '../agents/model-call-headers';
+import { stepCallFields } from '../agents/model-call-headers';
 import { SUMMARY_INSTRUCTIONS, callForSummary } from '../agents/structured-summary';
 import { taskRequestMeta } from './doc-review.meta';
 
@@ -53,12 +53,9 @@ export const synthesizeAgent: AgentDefinition = {
         const { question } = SynthesizeInputSchema.parse(ctx.task.inputSummary);
         const gathered = GatheredSchema.parse(ctx.previous.get('gather'));
         const result = await callForSummary(ctx.router, {
+          ...stepCallFields(ctx),
           meta: taskRequestMeta(ctx.task.inputSummary, 'reasoning', 'high'),
-          step: ctx.step,
           maxTokens: 1_024,
-          headers: modelCallHeaders(ctx),
-          context: modelCallContext(ctx),
-          signal: ctx.signal,
           messages: [
             {
               role: 'system',
