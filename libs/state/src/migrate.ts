@@ -18,12 +18,21 @@ function maintenanceUrl(url: string): string {
   return parsed.toString();
 }
 
-/** Creates the database named by `url` when it is missing and the role may. Returns whether it did. */
-export async function ensureDatabase(url: string): Promise<boolean> {
+/** Runs `work` on a connection to the server's `postgres` database, with the name of the database `url` names. */
+async function onMaintenanceDatabase<T>(url: string, work: (client: Client, name: string) => Promise<T>): Promise<T> {
   const name = databaseName(url);
   const client = new Client({ connectionString: maintenanceUrl(url), connectionTimeoutMillis: 5_000 });
   await client.connect();
   try {
+    return await work(client, name);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates the database named by `url` when it is missing and the role may. Returns whether it did. */
+export function ensureDatabase(url: string): Promise<boolean> {
+  return onMaintenanceDatabase(url, async (client, name) => {
     const existing = await client.query('select 1 from pg_database where datname = $1', [name]);
     if (existing.rowCount) return false;
     try {
@@ -35,20 +44,11 @@ export async function ensureDatabase(url: string): Promise<boolean> {
       throw new Error(`cannot create database "${name}"`, { cause: error });
     }
     return true;
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 export async function dropDatabase(url: string): Promise<void> {
-  const name = databaseName(url);
-  const client = new Client({ connectionString: maintenanceUrl(url), connectionTimeoutMillis: 5_000 });
-  await client.connect();
-  try {
-    await client.query(`drop database if exists "${name}" with (force)`);
-  } finally {
-    await client.end();
-  }
+  await onMaintenanceDatabase(url, (client, name) => client.query(`drop database if exists "${name}" with (force)`));
 }
 
 const MIGRATION_LOCK_ID = 0x5377_5944; // "SwYD": one migrator at a time per database
