@@ -72,7 +72,7 @@ export const routerProvider: Provider = {
       config: routerConfig,
       secrets: secretsFromEnv(),
       logger: log,
-      upstream: { ...(proxy ? { proxy } : {}) },
+      upstream: proxy ? { proxy } : {},
       observers,
       retryBudget: new RedisRetryBudgetStore(redis, `${config.QUEUE_PREFIX}:router:`),
     });

@@ -25,7 +25,7 @@ import { NoEligibleTargetError } from './routing/no-eligible-target.error';
 import type { RoutingDecision } from './routing/routing-decision';
 import { scoreTarget } from './scoring/target-score';
 import { LIVE_DROP_REASONS, liveTargetFilter } from './state/live-target-filter';
-import { TargetStateRegistry, type AttemptObservation } from './state/target-state';
+import { TargetStateRegistry } from './state/target-state';
 import { attemptTotalMs, StagedDeadline } from './timing/staged-deadline';
 
 export interface RouterOptions {
@@ -444,31 +444,24 @@ export class Router implements RouterAdmin {
         return { ok: false, aborted: error, record: { ...base, outcome: 'error', latencyMs, message: 'aborted by the caller' } };
       }
       const { errorClass, status } = classifyUpstreamError(error, { timedOut: deadline.timedOut });
-      if (isModelLoading(status, describe(error))) {
-        state.inFlight = Math.max(0, state.inFlight - 1);
-        state.coldStart = true;
-        const reason = `the model is still loading (${status}): ${describe(error)}`;
-        this.logger.warn({ target: target.name, rule, status }, 'upstream is still loading its model; moving on');
-        return {
-          ok: false,
-          coldStart: true,
-          streamed,
-          error: new UpstreamError(target.name, errorClass, reason, status, { cause: error }),
-          record: { ...base, outcome: 'error', errorClass, status, latencyMs, message: reason },
-        };
-      }
+      // A model still loading is a cold start, not a failure (SPEC §3.8).
+      const coldStart = isModelLoading(status, describe(error));
       const stage = deadline.timedOutStage;
-      const reason =
-        stage !== undefined ? `no ${stage === 'connect' ? 'response' : stage === 'first_token' ? 'first token' : 'complete answer'} within ${deadline.limitOf(stage)} ms` : describe(error);
+      const reason = coldStart
+        ? `the model is still loading (${status}): ${describe(error)}`
+        : stage !== undefined
+          ? `no ${stage === 'connect' ? 'response' : stage === 'first_token' ? 'first token' : 'complete answer'} within ${deadline.limitOf(stage)} ms`
+          : describe(error);
       const retryAfterMs = errorClass === 'rate_limited' ? parseRetryAfterMs(retryAfterHeader(error), Date.now()) : undefined;
-      const observation: AttemptObservation = { ok: false, failure: errorClass, latencyMs, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
-      state.end(this.clock.now(), observation);
+      if (coldStart) state.endColdStart();
+      else state.end(this.clock.now(), { ok: false, failure: errorClass, latencyMs, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
       const upstream = new UpstreamError(target.name, errorClass, reason, status, { cause: error });
-      this.logger.warn({ target: target.name, rule, errorClass, status, latencyMs, stage }, 'upstream call failed');
+      this.logger.warn({ target: target.name, rule, errorClass, status, latencyMs, stage }, coldStart ? 'upstream is still loading its model; moving on' : 'upstream call failed');
       return {
         ok: false,
         error: upstream,
         streamed,
+        ...(coldStart ? { coldStart } : {}),
         ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
         record: { ...base, outcome: 'error', errorClass, status, latencyMs, message: reason },
       };

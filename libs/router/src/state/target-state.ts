@@ -62,6 +62,12 @@ export class TargetState {
     this.observe(now, observation);
   }
 
+  /** The call found the model still loading: not a failure; the target takes no work until a probe answers. */
+  endColdStart(): void {
+    this.inFlight = Math.max(0, this.inFlight - 1);
+    this.coldStart = true;
+  }
+
   /** An outcome without an in-flight slot (active probes, bad output reported afterwards). */
   observe(now: number, observation: AttemptObservation): void {
     this.window.add({
