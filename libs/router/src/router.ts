@@ -440,7 +440,7 @@ export class Router implements RouterAdmin {
     } catch (error) {
       const latencyMs = elapsed(attemptStart);
       if (deadline.callerAborted) {
-        state.inFlight = Math.max(0, state.inFlight - 1);
+        state.release();
         return { ok: false, aborted: error, record: { ...base, outcome: 'error', latencyMs, message: 'aborted by the caller' } };
       }
       const { errorClass, status } = classifyUpstreamError(error, { timedOut: deadline.timedOut });

@@ -58,13 +58,18 @@ export class TargetState {
   }
 
   end(now: number, observation: AttemptObservation): void {
-    this.inFlight = Math.max(0, this.inFlight - 1);
+    this.release();
     this.observe(now, observation);
+  }
+
+  /** The call's slot is free again, with nothing learned (the caller aborted it). */
+  release(): void {
+    this.inFlight = Math.max(0, this.inFlight - 1);
   }
 
   /** The call found the model still loading: not a failure; the target takes no work until a probe answers. */
   endColdStart(): void {
-    this.inFlight = Math.max(0, this.inFlight - 1);
+    this.release();
     this.coldStart = true;
   }
 
