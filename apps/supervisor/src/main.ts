@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfigOrExit } from '@switchyard/config';
-import { createLogger, startTelemetry } from '@switchyard/observability';
+import { createLogger, describeError, startTelemetry } from '@switchyard/observability';
 import { closeOnSignals } from '@switchyard/platform';
 import { SupervisorModule } from './app.module';
 import { resolveListenHost } from './http/listen-host';
@@ -32,6 +32,7 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((error: unknown) => {
-  process.stderr.write(`supervisor failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  // describeError names every address of a refused dual-stack connect; the stack alone does not.
+  process.stderr.write(`supervisor failed to start: ${describeError(error)}\n${error instanceof Error ? (error.stack ?? '') : ''}\n`);
   process.exit(1);
 });

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { Redis } from 'ioredis';
 import { loadConfigOrExit } from '@switchyard/config';
-import { MetricsRegistry, createLogger, startTelemetry } from '@switchyard/observability';
+import { MetricsRegistry, createLogger, describeError, startTelemetry } from '@switchyard/observability';
 import { DATABASE, REDIS, closeOnSignals } from '@switchyard/platform';
 import type { DatabaseHandle } from '@switchyard/state';
 import { startWorkerHealthServer } from './health/worker-health.server';
@@ -36,6 +36,7 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((error: unknown) => {
-  process.stderr.write(`worker failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  // describeError names every address of a refused dual-stack connect; the stack alone does not.
+  process.stderr.write(`worker failed to start: ${describeError(error)}\n${error instanceof Error ? (error.stack ?? '') : ''}\n`);
   process.exit(1);
 });

@@ -3,3 +3,4 @@
 export * from './processes';
 export * from './sim-targets';
 export * from './tunnelling-proxy';
+export * from './refused-connect';

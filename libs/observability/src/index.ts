@@ -2,3 +2,4 @@ export * from './logger';
 export * from './telemetry';
 export * from './metrics/metrics-registry';
 export * from './metrics/process-metrics';
+export * from './describe-error';

@@ -1,14 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { Redis } from 'ioredis';
 import { PROMETHEUS_CONTENT_TYPE, type MetricsRegistry } from '@switchyard/observability';
-import { checkDependencies } from '@switchyard/platform';
+import { MigrationsReadiness, checkDependencies } from '@switchyard/platform';
 import type { DatabaseHandle } from '@switchyard/state';
 
 /**
- * WORKER_PORT: /healthz (alive) and /readyz (Postgres and Redis answer) for an orchestrator's
+ * WORKER_PORT: /healthz (alive) and /readyz (Postgres and Redis answer, migrations applied) for an orchestrator's
  * probes, and /metrics (Prometheus text: this worker's upstream calls, ledger, process).
  */
 export function startWorkerHealthServer(port: number, host: string, database: DatabaseHandle, redis: Redis, metrics?: MetricsRegistry): Promise<Server> {
+  const migrations = new MigrationsReadiness(database.pool);
   const server = createServer((req, res) => {
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -19,7 +20,7 @@ export function startWorkerHealthServer(port: number, host: string, database: Da
       return;
     }
     if (req.method === 'GET' && req.url === '/readyz') {
-      void checkDependencies(database, redis).then((checks) => {
+      void checkDependencies(database, redis, undefined, migrations).then((checks) => {
         const ready = checks.every((c) => c.ok);
         send(ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', checks });
       });

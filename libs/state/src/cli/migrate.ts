@@ -1,5 +1,5 @@
 import { loadConfigOrExit } from '@switchyard/config';
-import { createLogger } from '@switchyard/observability';
+import { createLogger, describeError } from '@switchyard/observability';
 import { MIGRATIONS_FOLDER, migrateDatabase } from '../migrate';
 
 async function main(): Promise<void> {
@@ -12,6 +12,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`db:migrate failed: ${error instanceof Error ? `${error.message}${error.cause ? ` (${String((error.cause as Error).message ?? error.cause)})` : ''}` : String(error)}\n`);
+  process.stderr.write(`db:migrate failed: ${describeError(error)}\n`);
   process.exit(1);
 });
