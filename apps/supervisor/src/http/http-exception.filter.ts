@@ -1,9 +1,10 @@
 import { Catch, HttpException, HttpStatus, Inject, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { ValidationError } from '@switchyard/contracts';
-import type { Logger } from '@switchyard/observability';
+import { describeError, type Logger } from '@switchyard/observability';
 import { LOGGER } from '@switchyard/platform';
 import type { ApiErrorBody } from './api-error';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from './database-unavailable';
 
 const CODES: Record<number, string> = {
   400: 'invalid_request',
@@ -25,6 +26,12 @@ export class HttpExceptionFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
+    if (isDatabaseUnavailable(exception)) {
+      this.logger.warn({ err: describeError(exception) }, 'request failed: the database is unavailable');
+      const body: ApiErrorBody = { error: { code: 'database_unavailable', message: 'the database is unavailable; retry later' } };
+      void reply.status(503).header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS)).header('content-type', 'application/json; charset=utf-8').send(body);
+      return;
+    }
     const { status, body } = this.toResponse(exception);
     if (status >= 500) this.logger.error({ err: exception }, 'request failed');
     void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
