@@ -1,5 +1,7 @@
+import type { Redis } from 'ioredis';
+import { createLogger } from '@switchyard/observability';
 import type { TargetSnapshot } from '@switchyard/router';
-import { aggregateTarget, buildFleetView, type RouterSnapshotReport } from './router-fleet';
+import { RouterSnapshotPublisher, aggregateTarget, buildFleetView, snapshotKey, type RouterSnapshotReport } from './router-fleet';
 
 const target = (name: string, over: Partial<TargetSnapshot> = {}): TargetSnapshot => ({
   name,
@@ -52,5 +54,30 @@ describe('fleet view', () => {
   it('has an empty aggregate for no reports and never a negative age', () => {
     expect(aggregateTarget([])).toEqual({ processes: 0, minScore: null, anyBreakerOpen: false, totalInFlight: 0, worstErrorRate: 0, drainedIn: 0 });
     expect(buildFleetView([report('w', 'worker', 2_000, [target('t')])], 1_000).get('t')!.processes[0]!.ageMs).toBe(0);
+  });
+});
+
+describe('RouterSnapshotPublisher', () => {
+  it('shares no credential of an endpoint with the fleet', async () => {
+    const written = new Map<string, string>();
+    const multi = {
+      set: (key: string, value: string) => (written.set(key, value), multi),
+      zadd: () => multi,
+      zremrangebyscore: () => multi,
+      exec: () => Promise.resolve([]),
+    };
+    const publisher = new RouterSnapshotPublisher({
+      processId: 'worker:w',
+      role: 'worker',
+      router: { snapshot: () => [target('t', { endpoint: 'https://user:secret@api.example.com/v1' })] },
+      redis: { multi: () => multi } as unknown as Redis,
+      queuePrefix: 'p',
+      logger: createLogger('router-fleet-spec', 'silent'),
+      now: () => 1_000,
+    });
+    await publisher.publish();
+    const stored = written.get(snapshotKey('p', 'worker:w'));
+    expect(stored).not.toContain('secret');
+    expect((JSON.parse(stored!) as RouterSnapshotReport).targets[0]!.endpoint).toBe('https://***@api.example.com/v1');
   });
 });

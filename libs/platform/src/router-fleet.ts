@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '@switchyard/observability';
-import type { Router, TargetSnapshot } from '@switchyard/router';
+import { redactUrl, type Router, type TargetSnapshot } from '@switchyard/router';
 
 /**
  * The fleet view of the router: every process (supervisor, workers) keeps its own health,
@@ -56,7 +56,9 @@ export class RouterSnapshotPublisher {
   async publish(): Promise<void> {
     const { redis, queuePrefix, processId, role, router, logger } = this.options;
     const now = (this.options.now ?? Date.now)();
-    const report: RouterSnapshotReport = { processId, role, reportedAt: now, targets: router.snapshot() };
+    // Whatever the snapshot holds, no endpoint credential leaves the process.
+    const targets = router.snapshot().map((target) => ({ ...target, endpoint: redactUrl(target.endpoint) }));
+    const report: RouterSnapshotReport = { processId, role, reportedAt: now, targets };
     try {
       await redis
         .multi()

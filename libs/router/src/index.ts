@@ -1,5 +1,6 @@
 export * from './config/router-config.schema';
 export * from './config/router-config.error';
+export * from './config/redact-url';
 export * from './config/router-config.loader';
 export * from './config/compile-router-config';
 export * from './routing/rule-matcher';

@@ -13,6 +13,7 @@ export interface TargetSnapshot {
   name: string;
   type: 'local' | 'cloud';
   model: string;
+  /** The target's endpoint with any user and password in it as `***` (`redactUrl`). */
   endpoint: string;
   state: TargetAvailability;
   breaker: BreakerState;

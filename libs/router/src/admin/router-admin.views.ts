@@ -1,3 +1,4 @@
+import { redactUrl } from '../config/redact-url';
 import type { RouterConfig, RoutingPolicy, TargetConfig } from '../config/router-config.schema';
 import { isOverloaded } from '../quota/overload';
 import type { RoutingDecision, RoutingExplanation } from '../routing/routing-decision';
@@ -30,7 +31,7 @@ export function snapshotTarget(target: TargetConfig, state: TargetState, now: nu
     name: target.name,
     type: target.type,
     model: target.model,
-    endpoint: target.endpoint,
+    endpoint: redactUrl(target.endpoint),
     state: availability,
     breaker,
     score: state.health.score,
