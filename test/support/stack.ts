@@ -36,6 +36,8 @@ export interface StackOptions {
   redisUrl?: string;
   /** Postgres server the stack's fresh database is created on (default the shared one). */
   databaseBaseUrl?: string;
+  /** Edits the router config YAML (already pointed at this stack's sim). */
+  editRouterConfig?: (yaml: string) => string;
 }
 
 /**
@@ -74,7 +76,7 @@ export class TestStack {
       started.push(sim);
       await sim.waitForLine(/llm-sim listening/);
 
-      const routerConfig = writeRouterConfigForSim(tempDir, simPorts);
+      const routerConfig = writeRouterConfigForSim(tempDir, simPorts, options.editRouterConfig);
 
       const port = await freePort();
       const sharedEnv: Record<string, string> = {
