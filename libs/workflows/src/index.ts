@@ -10,3 +10,7 @@ export * from './output';
 export * from './plan';
 export * from './result';
 export * from './passages';
+export * from './tenants';
+export * from './admission';
+export * from './webhook';
+export * from './callback-url';
