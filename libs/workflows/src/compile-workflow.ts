@@ -199,16 +199,13 @@ class WorkflowCompiler {
     const fixed = agents.filter((agent) => !agent.planned);
     const nodes = fixed.map((agent) => ({ id: agent.role, dependsOn: (agent.after ?? []).filter((r) => r !== agent.role && this.roleIndex.has(r)) }));
     const cycle = findCycle(nodes);
-    if (cycle) {
-      this.report(['agents', this.roleIndex.get(cycle[0]!)!, 'after'], `dependency cycle: ${cycle.join(' → ')}`);
-      return { levels: [], upstream: new Map() };
-    }
+    if (cycle) this.report(['agents', this.roleIndex.get(cycle[0]!)!, 'after'], `dependency cycle: ${cycle.join(' → ')}`);
     const upstream = new Map(nodes.map((node) => [node.id, upstreamOf(nodes, node.id)]));
     if (planner) {
       const plannerUpstream = upstream.get(planner.role) ?? new Set<string>();
       for (const agent of agents.filter((a) => a.planned)) upstream.set(agent.role, new Set([planner.role, ...plannerUpstream]));
     }
-    return { levels: topologicalLevels(nodes), upstream };
+    return { levels: cycle ? [] : topologicalLevels(nodes), upstream };
   }
 
   private summaryLabels(): SummaryLabels {
@@ -292,9 +289,8 @@ class WorkflowCompiler {
         return schemaAt(this.definition.input, reference.path).error ?? null;
       case 'item': {
         if (!agent.for_each) return 'item is only defined in a for_each agent';
-        const found = schemaAt(this.definition.input, [...forEachPath(agent.for_each), 'items']);
-        const items = found.schema;
-        return items ? (schemaAt(items, reference.path).error ?? null) : null;
+        const items = schemaAt(this.definition.input, forEachPath(agent.for_each)).schema?.items;
+        return isRecord(items) ? (schemaAt(items, reference.path).error ?? null) : null;
       }
       case 'task':
         return agent.planned ? null : 'task.instruction is only defined in a planned role';
