@@ -47,7 +47,12 @@ const worldArbitrary = fc.record({
   completions: fc.array(fc.nat(), { minLength: 0, maxLength: 200 }),
 });
 
-type World = fc.RecordValue<{ limits: number[]; globalLimit: number; arrivals: Array<[number, number]>; completions: number[] }>;
+interface World {
+  limits: number[];
+  globalLimit: number;
+  arrivals: Array<[number, number]>;
+  completions: number[];
+}
 
 /**
  * Runs the world: each round some jobs arrive, admission runs, then one running job
