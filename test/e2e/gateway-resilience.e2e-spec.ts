@@ -126,19 +126,29 @@ describe('gateway resilience (real supervisor + llm-sim)', () => {
   });
 
   it('a client that hangs up on a plain (non-streaming) call cancels the upstream call', async () => {
-    await stack.setSimMode('local_vllm_7b', { mode: 'slow', delay_ms: 3_000 });
+    // Timeouts longer than the sim's delay, so nothing but the hang-up can end the upstream call early.
+    const patient = await supervisorWith('patient', (router) => {
+      router.timeouts = { local_ms: 60_000, cloud_ms: 60_000, connect_ms: 30_000, first_token_local_ms: 30_000, first_token_cloud_ms: 30_000 };
+    });
+    // The answer would come after 10 s: the hang-up must reach the sim well before.
+    await stack.setSimMode('local_vllm_7b', { mode: 'slow', delay_ms: 10_000 });
     try {
       const abort = new AbortController();
-      const call = complete(stack.baseUrl, 'plain-hangup-1: extract the parties.', { metadata: { task_type: 'extract', complexity: 'low' }, signal: abort.signal }).catch(
+      const call = complete(patient.baseUrl, 'plain-hangup-1: extract the parties.', { metadata: { task_type: 'extract', complexity: 'low' }, signal: abort.signal }).catch(
         (error: unknown) => error,
       );
       await waitFor('the call to reach the sim', async () => ((await callsWith('plain-hangup-1')).length > 0 ? true : undefined), 10_000, 50);
       abort.abort();
       await call;
-      const upstream = await waitFor('the sim to see the gateway hang up', async () => {
-        const [seen] = await callsWith('plain-hangup-1');
-        return seen?.client_gone ? seen : undefined;
-      });
+      const upstream = await waitFor(
+        'the sim to see the gateway hang up',
+        async () => {
+          const [seen] = await callsWith('plain-hangup-1');
+          return seen?.client_gone ? seen : undefined;
+        },
+        5_000,
+        50,
+      );
       expect(upstream.target).toBe('local_vllm_7b');
     } finally {
       await stack.setSimMode('local_vllm_7b', { mode: 'ok' });
