@@ -180,7 +180,7 @@ export class GatewayService {
     const meta = request.meta.estimated_input_tokens === undefined ? { ...request.meta, estimated_input_tokens: estimateTokens(request.body.messages) } : request.meta;
     let ticket: QueueTicket | undefined;
     try {
-      if (this.queue.waiting > 0) {
+      if (this.queue.inLine > 0) {
         ticket = this.queue.admit();
         await this.queue.wait(ticket, signal);
       }
@@ -213,6 +213,8 @@ export class GatewayService {
     } catch (error) {
       if (signal?.aborted && !(error instanceof CallAbortedError)) throw toApiError(new CallAbortedError([], { cause: error }));
       throw toApiError(error);
+    } finally {
+      if (ticket !== undefined) this.queue.leave(ticket);
     }
   }
 }

@@ -62,12 +62,18 @@ describe('SlotWaitQueue', () => {
     queue.slotFreed();
     await settled();
     expect(waits.map((w) => w.done)).toEqual([true, true, false]);
-    expect(queue.waiting).toBe(1);
+    // Woken calls stay in line until they leave (with a slot, or giving up).
+    expect(queue.inLine).toBe(3);
+    queue.leave(tickets[0]!);
+    queue.leave(tickets[1]!);
+    expect(queue.inLine).toBe(1);
   });
 
-  it('refuses a call beyond capacity', () => {
-    for (let i = 0; i < 3; i += 1) void queue.wait(queue.admit()).catch(() => undefined);
+  it('refuses a call beyond capacity, and admits again once one leaves', () => {
+    const tickets = [queue.admit(), queue.admit(), queue.admit()];
     expect(() => queue.admit()).toThrow(QueueFullError);
+    queue.leave(tickets[0]!);
+    expect(queue.admit().number).toBe(3);
   });
 
   it('gives up at the deadline, counted from admission across waits, and leaves the line', async () => {
@@ -85,7 +91,8 @@ describe('SlotWaitQueue', () => {
     timers.advance(1);
     await settled();
     expect(second.error).toBeInstanceOf(QueueTimeoutError);
-    expect(queue.waiting).toBe(0);
+    // Nobody is left to wake: a freed slot goes nowhere.
+    queue.slotFreed();
     await expect(queue.wait(ticket)).rejects.toBeInstanceOf(QueueTimeoutError);
   });
 

@@ -65,6 +65,8 @@ export function waitingForSlotCanHelp(explanation: RoutingExplanation): boolean 
  */
 export class SlotWaitQueue {
   private readonly waiters: Waiter[] = [];
+  /** Tickets admitted and not yet done: waiting, or woken and trying for a slot. */
+  private readonly holders = new Set<number>();
   private nextNumber = 0;
 
   constructor(
@@ -72,15 +74,23 @@ export class SlotWaitQueue {
     private readonly timers: QueueTimers = realTimers,
   ) {}
 
-  get waiting(): number {
-    return this.waiters.length;
+  /** Calls in line: waiting, or woken and trying. While there are any, a new call joins the line instead of going first. */
+  get inLine(): number {
+    return this.holders.size;
   }
 
   /** A ticket for a call about to wait; QueueFullError when the line is at capacity. */
   admit(): QueueTicket {
     const { capacity, timeoutMs } = this.limits();
-    if (this.waiters.length >= capacity) throw new QueueFullError(capacity);
-    return { number: this.nextNumber++, deadline: this.timers.now() + timeoutMs };
+    if (this.holders.size >= capacity) throw new QueueFullError(capacity);
+    const ticket = { number: this.nextNumber++, deadline: this.timers.now() + timeoutMs };
+    this.holders.add(ticket.number);
+    return ticket;
+  }
+
+  /** The ticket's call got its slot or gave up: it is out of line. */
+  leave(ticket: QueueTicket): void {
+    this.holders.delete(ticket.number);
   }
 
   /**
