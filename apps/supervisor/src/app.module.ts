@@ -19,6 +19,7 @@ import { JobsController } from './jobs/jobs.controller';
 import { JobsService } from './jobs/jobs.service';
 import { MetricsModule } from './metrics/metrics.module';
 import { TASK_FLOW_PRODUCER } from './queues/queue.constants';
+import { REQUEST_REDIS, RequestRedisModule } from './queues/request-redis.module';
 import { SweeperModule } from './sweeper/sweeper.module';
 
 @Module({})
@@ -35,7 +36,13 @@ export class SupervisorModule {
           inject: [REDIS],
           useFactory: (redis: Redis) => ({ connection: redis, prefix: config.QUEUE_PREFIX }),
         }),
-        BullModule.registerFlowProducer({ name: TASK_FLOW_PRODUCER }),
+        RequestRedisModule,
+        // Submissions enqueue through the fail-fast connection: a Redis outage must not hold the request.
+        BullModule.registerFlowProducerAsync({
+          name: TASK_FLOW_PRODUCER,
+          inject: [REQUEST_REDIS],
+          useFactory: (redis: Redis) => ({ connection: redis, prefix: config.QUEUE_PREFIX }),
+        }),
         SweeperModule,
       ],
       controllers: [JobsController, HealthController, AdminTasksController, GatewayController, AdminTargetsController],

@@ -5,8 +5,8 @@ import type { FlowProducer } from 'bullmq';
 import type { AppConfig } from '@switchyard/config';
 import { parseJobSubmission, ValidationError, type TaskStatus } from '@switchyard/contracts';
 import { injectTraceCarrier, type Logger } from '@switchyard/observability';
-import { planJob } from '@switchyard/orchestration';
-import { APP_CONFIG, LOGGER } from '@switchyard/platform';
+import { describeError, planJob } from '@switchyard/orchestration';
+import { APP_CONFIG, LOGGER, withDeadline } from '@switchyard/platform';
 import { TaskRepository } from '@switchyard/state';
 import { ApiError } from '../http/api-error';
 import { TASK_FLOW_PRODUCER } from '../queues/queue.constants';
@@ -31,8 +31,10 @@ export class JobsService {
   ) {}
 
   /**
-   * Validates, writes the job tree in one transaction, then enqueues its flow. If the queue
-   * cannot take it, the rows are removed again: a job is either fully submitted or not at all.
+   * Validates, writes the job tree in one transaction (Postgres is the record: from here the
+   * job is accepted), then enqueues its flow within REDIS_REQUEST_TIMEOUT_MS. If the queue
+   * cannot take it in time (Redis away), the job is still accepted: its pending tasks have no
+   * queue entry, and the sweeper's reconcile enqueues them once Redis answers again.
    */
   async submit(tenantId: string, body: unknown, idempotencyKey: string | undefined): Promise<{ job_id: string; status: TaskStatus }> {
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
@@ -54,14 +56,13 @@ export class JobsService {
       }
       return { job_id: created.existing.taskId, status: created.existing.status };
     }
+    const logFields = { job_id: plan.jobId, tenant_id: tenantId, type: submission.type, tasks: plan.tasks.length };
     try {
-      await this.flows.add(plan.flow);
+      await withDeadline(this.flows.add(plan.flow), this.config.REDIS_REQUEST_TIMEOUT_MS, 'enqueueing the job');
+      this.logger.info(logFields, 'job submitted');
     } catch (error) {
-      await this.tasks.deleteJob(tenantId, plan.jobId);
-      this.logger.error({ err: error, job_id: plan.jobId }, 'could not enqueue job; submission rolled back');
-      throw ApiError.unavailable('queue_unavailable', 'the job queue is unavailable; nothing was submitted, retry later');
+      this.logger.warn({ ...logFields, err: describeError(error) }, 'job submitted; the queue did not take it in time, the sweeper enqueues it when Redis answers');
     }
-    this.logger.info({ job_id: plan.jobId, tenant_id: tenantId, type: submission.type, tasks: plan.tasks.length }, 'job submitted');
     return { job_id: plan.jobId, status: 'pending' };
   }
 
