@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import { APP_CONFIG, REDIS } from '@switchyard/platform';
 import { ContextWindowExceededError, NoEligibleTargetError, RouterCallError, Router, type ChatCallResult } from '@switchyard/router';
 import { ApiError } from '../http/api-error';
+import { tenantRouterError } from '../http/tenant-errors';
 import type { ParsedChatRequest } from './chat-completion.schema';
 import { GatewayResponseStore, type StoredAnswer } from './gateway-response.store';
 
@@ -116,18 +117,12 @@ export class GatewayService {
   }
 }
 
-/** Router failures as the API reports them: busy (503), too large (400), upstream failed (502). */
+/** Router failures as the API reports them: busy (503), too large (400), upstream failed (502); details only in the log. */
 export function toApiError(error: unknown): unknown {
-  if (error instanceof NoEligibleTargetError) {
-    return new ApiError(HttpStatus.SERVICE_UNAVAILABLE, 'no_eligible_target', `busy: no model target can take this request right now; retry later (${error.message})`);
-  }
-  if (error instanceof ContextWindowExceededError) {
-    return new ApiError(HttpStatus.BAD_REQUEST, 'context_length_exceeded', error.message, [{ path: 'messages', message: error.message }]);
-  }
+  if (error instanceof NoEligibleTargetError) return tenantRouterError('no_eligible_target', error);
+  if (error instanceof ContextWindowExceededError) return tenantRouterError('context_length_exceeded', error);
   if (error instanceof RouterCallError) {
-    return error.lastErrorClass === 'bad_request'
-      ? new ApiError(HttpStatus.BAD_REQUEST, 'upstream_rejected_request', error.message)
-      : new ApiError(HttpStatus.BAD_GATEWAY, 'upstream_failed', error.message);
+    return tenantRouterError(error.lastErrorClass === 'bad_request' ? 'upstream_rejected_request' : 'upstream_failed', error);
   }
   return error;
 }

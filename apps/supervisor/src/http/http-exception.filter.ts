@@ -43,8 +43,10 @@ export class HttpExceptionFilter implements ExceptionFilter {
       this.logger.info({ code: body.error.code, reason: errorMessage(exception) }, 'request ended: the client went away');
       return;
     }
-    if (exception instanceof HttpException && status >= 500) {
-      this.logger.warn({ status, code: body.error.code, reason: errorMessage(exception.cause ?? exception) }, 'request answered with an error');
+    if (exception instanceof HttpException) {
+      // A 4xx with an internal cause (the context windows behind a context_length_exceeded) keeps that cause in the log.
+      if (status >= 500) this.logger.warn({ status, code: body.error.code, reason: errorMessage(exception.cause ?? exception) }, 'request answered with an error');
+      else if (exception.cause !== undefined) this.logger.info({ status, code: body.error.code, reason: errorMessage(exception.cause) }, 'request answered with an error');
       return;
     }
     if (status >= 500) this.logger.error({ err: exception }, 'request failed');
