@@ -17,7 +17,7 @@ describe('router errors as a tenant sees them', () => {
     { task_type: 'chat', complexity: 'low', sensitivity: 'sensitive', priority: 'normal' },
   );
   const tooLong = new ContextWindowExceededError(90_000, [{ target: 'local_vllm_7b', contextWindow: 32_768, limit: 29_491 }], 0.9);
-  const failed = new RouterCallError([{ target: 'cloud_main', errorClass: 'server_error', status: 500 }] as never, 'server_error');
+  const failed = new RouterCallError([{ target: 'cloud_main', errorClass: 'server', status: 500 }] as never, 'server');
   const refused = new RouterCallError([{ target: 'cloud_main', errorClass: 'bad_request', status: 400 }] as never, 'bad_request');
 
   it.each([
