@@ -44,6 +44,13 @@ describe('HttpExceptionFilter', () => {
     expect(sent.status).toBeUndefined();
   });
 
+  it("logs the router's abort after a hang-up at info, without a stack", () => {
+    const { filter, host, logs } = harness();
+    const aborted = Object.assign(new Error('the call was aborted: client went away'), { name: 'CallAbortedError' });
+    filter.catch(aborted, host);
+    expect(logs).toEqual([{ level: 'info', obj: { code: 'internal', reason: 'the call was aborted: client went away' }, msg: 'request ended: the client went away' }]);
+  });
+
   it('logs the unexpected at error with the error itself, and hides it from the caller', () => {
     const { filter, host, logs, sent } = harness();
     const boom = new Error('boom');

@@ -39,7 +39,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
    * tenant is not shown, goes to the log here.
    */
   private log(exception: unknown, status: number, body: ApiErrorBody, reply: FastifyReply): void {
-    if (reply.raw.destroyed) {
+    if (clientWentAway(exception, reply)) {
       this.logger.info({ code: body.error.code, reason: errorMessage(exception) }, 'request ended: the client went away');
       return;
     }
@@ -83,6 +83,12 @@ function requestError(status: number, message: string): { status: number; body: 
   const text = truncateForEcho(message, 120);
   if (status !== 400) return { status, body: { error: { code, message: text } } };
   return { status, body: { error: { code, message: text, issues: [{ path: '(body)', message: text }] } } };
+}
+
+/** The caller hung up: its socket is gone, or the router stopped the call because of that (CallAbortedError). */
+function clientWentAway(exception: unknown, reply: FastifyReply): boolean {
+  if (reply.raw.destroyed || reply.raw.socket?.destroyed === true) return true;
+  return exception instanceof Error && (exception.name === 'CallAbortedError' || exception.name === 'AbortError');
 }
 
 function errorMessage(error: unknown): string {
