@@ -52,6 +52,8 @@ function redactChain(error: Error, depth: number): Error {
  * `where`, parameters). Code, constraint, table and column stay for diagnosis.
  */
 export function serializeError(value: unknown): unknown {
+  // Some callers log an error already turned into text (`err: describeError(error)`): a drizzle query error's text ends in its parameters too.
+  if (typeof value === 'string') return value.includes('Failed query: ') ? redactDatabaseMessage(value) : value;
   if (!(value instanceof Error)) return value;
   return pino.stdSerializers.err(redactChain(value, 0));
 }
