@@ -9,7 +9,7 @@ import type { Logger } from '@switchyard/observability';
 import { IdempotentModelRouter, TaskRunner, agentRegistry } from '@switchyard/orchestration';
 import { APP_CONFIG, CoreModule, DATABASE, LOGGER, LedgerModule, REDIS, RouterRuntime, routerProvider } from '@switchyard/platform';
 import { Router } from '@switchyard/router';
-import { ModelCallResultRepository, TaskRepository, type DatabaseHandle } from '@switchyard/state';
+import { AttemptLedgerRepository, ModelCallResultRepository, TaskRepository, type DatabaseHandle } from '@switchyard/state';
 import { PROCESSORS_BY_ROLE } from './processors/role.processors';
 import { ShutdownSignal } from './processors/shutdown-signal';
 import type { TaskProcessor } from './processors/task.processor';
@@ -55,8 +55,13 @@ export class WorkerModule {
           useFactory: (tasks: TaskRepository, router: Router, database: DatabaseHandle, appConfig: AppConfig, log: Logger) =>
             new TaskRunner({
               tasks,
-              // Paid-once: a step replayed after a crash reuses the answer its first run stored.
-              router: new IdempotentModelRouter(router, new ModelCallResultRepository(database.db)),
+              // Paid-once: a step replayed after a crash reuses the answer its first run stored;
+              // each upstream attempt's ledger row is written before its request is sent.
+              router: new IdempotentModelRouter(
+                router,
+                new ModelCallResultRepository(database.db, database.pool),
+                new AttemptLedgerRepository(database.db, database.pool),
+              ),
               agents,
               workerId,
               logger: log,

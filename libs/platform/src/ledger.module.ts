@@ -5,8 +5,20 @@ import { LedgerRepository, type DatabaseHandle } from '@switchyard/state';
 import { CALL_OBSERVERS, DATABASE, LOGGER } from './tokens';
 
 /**
+ * The buffered ledger, for the attempts no caller has written itself: a worker's job calls
+ * write theirs durably (IdempotentModelRouter), and a second row would count them twice.
+ */
+export function skipRecordedByCaller(ledger: CallObserver): CallObserver {
+  return {
+    onAttempt: (event) => {
+      if (!event.recordedByCaller) ledger.onAttempt(event);
+    },
+  };
+}
+
+/**
  * The cost ledger and the process's metrics: the ledger writer (rows to Postgres in
- * batches) and the upstream counters, both handed to the router as `CALL_OBSERVERS`, and
+ * batches, for the calls that do not record their attempts durably themselves) and the upstream counters, both handed to the router as `CALL_OBSERVERS`, and
  * the `MetricsRegistry` that /metrics renders. The writer is flushed before the database
  * pool closes on shutdown (`beforeApplicationShutdown` runs before CoreModule's
  * `onApplicationShutdown`, and after the workers have finished their tasks).
@@ -45,7 +57,7 @@ export class LedgerModule implements BeforeApplicationShutdown {
         {
           provide: CALL_OBSERVERS,
           inject: [LedgerWriter, UpstreamMetricsObserver],
-          useFactory: (writer: LedgerWriter, metrics: UpstreamMetricsObserver): CallObserver[] => [writer, metrics],
+          useFactory: (writer: LedgerWriter, metrics: UpstreamMetricsObserver): CallObserver[] => [skipRecordedByCaller(writer), metrics],
         },
       ],
       exports: [MetricsRegistry, LedgerRepository, LedgerWriter, CALL_OBSERVERS],
