@@ -146,7 +146,8 @@ describe('IdempotentModelRouter with an attempt ledger', () => {
     const ledger = new MemoryAttemptLedger();
     const store = new MemoryStore();
     const inner = new RecordingRouter(ledger, 2);
-    const result = await new IdempotentModelRouter(inner, store, ledger, () => 'run-1').chat(jobRequest('task-1:1:1'));
+    let written = 0;
+    const result = await new IdempotentModelRouter(inner, store, { ledger, newRunId: () => 'run-1', onRowsWritten: (n) => (written += n) }).chat(jobRequest('task-1:1:1'));
 
     expect(result.content).toBe('paid answer');
     // Each attempt's row was written before the attempt went on (1 write before the first, 2 before the second).
@@ -173,13 +174,14 @@ describe('IdempotentModelRouter with an attempt ledger', () => {
         expect.objectContaining({ attemptId: 'run-1:2', outcome: 'ok', inputTokens: 100, outputTokens: 50, costUsd: 0.7 }),
       ],
     ]);
+    expect(written).toBe(2);
   });
 
   it('completes the attempts of a failed call before its failure is thrown', async () => {
     const ledger = new MemoryAttemptLedger();
     const store = new MemoryStore();
     const failure = new Error('every attempt failed');
-    const router = new IdempotentModelRouter(new RecordingRouter(ledger, 2, failure), store, ledger, () => 'run-2');
+    const router = new IdempotentModelRouter(new RecordingRouter(ledger, 2, failure), store, { ledger, newRunId: () => 'run-2' });
 
     await expect(router.chat(jobRequest('task-1:1:1'))).rejects.toBe(failure);
     expect(ledger.writes.map((w) => [w.kind, w.rows.map((r) => `${r.attemptId} ${r.outcome}`)])).toEqual([
@@ -194,14 +196,14 @@ describe('IdempotentModelRouter with an attempt ledger', () => {
     const ledger = new MemoryAttemptLedger();
     ledger.failFinished = new Error('database down');
     const failure = new Error('every attempt failed');
-    const router = new IdempotentModelRouter(new RecordingRouter(ledger, 1, failure), new MemoryStore(), ledger, () => 'run-3');
+    const router = new IdempotentModelRouter(new RecordingRouter(ledger, 1, failure), new MemoryStore(), { ledger, newRunId: () => 'run-3' });
     await expect(router.chat(jobRequest('task-1:1:1'))).rejects.toBe(failure);
   });
 
   it('writes nothing for an answer it reuses, and leaves calls without a key to the buffered ledger', async () => {
     const ledger = new MemoryAttemptLedger();
     const store = new MemoryStore();
-    const router = new IdempotentModelRouter(new RecordingRouter(ledger, 1), store, ledger);
+    const router = new IdempotentModelRouter(new RecordingRouter(ledger, 1), store, { ledger });
     await router.chat(jobRequest('task-1:1:1'));
     const writes = ledger.writes.length;
     await router.chat(jobRequest('task-1:1:1'));
@@ -210,7 +212,7 @@ describe('IdempotentModelRouter with an attempt ledger', () => {
     const plain = new CountingRouter();
     let recorderSeen = false;
     const spy: ModelRouter = { chat: (r) => ((recorderSeen = r.attemptRecorder !== undefined), plain.chat()) };
-    await new IdempotentModelRouter(spy, store, ledger).chat(request());
+    await new IdempotentModelRouter(spy, store, { ledger }).chat(request());
     expect(recorderSeen).toBe(false);
   });
 });

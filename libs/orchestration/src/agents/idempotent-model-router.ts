@@ -9,6 +9,14 @@ export type ModelCallResultStore = Pick<ModelCallResultRepository, 'find' | 'sto
 /** Where each upstream attempt's ledger row is written before its request is sent (the state lib's repository). */
 export type AttemptLedgerStore = Pick<AttemptLedgerRepository, 'recordStarted' | 'recordFinished'>;
 
+export interface DurableAttemptsOptions {
+  ledger: AttemptLedgerStore;
+  /** Names one run of a call; its attempts are `<run>:<n>`. */
+  newRunId?: () => string;
+  /** Told how many attempts' rows were completed (the ledger's written-rows metric). */
+  onRowsWritten?: (rows: number) => void;
+}
+
 /**
  * Paid-once model calls: a call with an idempotency key (task, step, call of the step) first
  * looks for an answer already obtained under that key and reuses it; a new answer is stored
@@ -23,12 +31,19 @@ export type AttemptLedgerStore = Pick<AttemptLedgerRepository, 'recordStarted' |
  * call path: a few milliseconds against an upstream call of seconds.
  */
 export class IdempotentModelRouter implements ModelRouter {
+  private readonly attemptLedger: AttemptLedgerStore | undefined;
+  private readonly newRunId: () => string;
+  private readonly onRowsWritten: (rows: number) => void;
+
   constructor(
     private readonly inner: ModelRouter,
     private readonly store: ModelCallResultStore,
-    private readonly attemptLedger?: AttemptLedgerStore,
-    private readonly newRunId: () => string = randomUUID,
-  ) {}
+    durable?: DurableAttemptsOptions,
+  ) {
+    this.attemptLedger = durable?.ledger;
+    this.newRunId = durable?.newRunId ?? randomUUID;
+    this.onRowsWritten = durable?.onRowsWritten ?? (() => undefined);
+  }
 
   async chat(request: ModelChatRequest): Promise<ModelChatResult> {
     const key = request.idempotencyKey;
@@ -43,7 +58,10 @@ export class IdempotentModelRouter implements ModelRouter {
       // The call's failure is what the runner acts on. Should this write fail as well, the
       // attempts' rows stay in flight and the task's next run marks them abandoned: each
       // attempt keeps its row, only its outcome is lost.
-      await recorder?.writeFinished().catch(() => undefined);
+      await recorder?.writeFinished().then(
+        () => this.onRowsWritten(recorder.finishedRows().length),
+        () => undefined,
+      );
       throw error;
     }
     const kept = await this.store.store(
@@ -60,6 +78,7 @@ export class IdempotentModelRouter implements ModelRouter {
       },
       recorder?.finishedRows() ?? [],
     );
+    if (recorder) this.onRowsWritten(recorder.finishedRows().length);
     // Another run of the same step (a presumed-dead worker that came back) stored first:
     // every run of the step goes on with that one answer.
     return kept.content === result.content ? result : reusedResult(kept);
