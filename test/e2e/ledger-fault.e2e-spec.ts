@@ -74,7 +74,7 @@ describe('cost ledger: a worker killed mid-run', () => {
     const tasks = new Set((await taskRows(stack, jobIds)).map((t) => t.task_id));
     const attempts: SimCall[] = (await stack.simCalls()).filter((c) => tasks.has(c.headers['x-switchyard-task'] ?? ''));
     const expected = countBy(attempts, (c) => c.target);
-    // The survivor's buffered rows (gateway-style writes, if any) get the time to land; a lost row never does.
+    // Rows written in the background (the buffered ledger) get a few seconds to land; a lost row never does.
     const rows = await waitFor(
       'the ledger to hold a row per attempt',
       async () => {
