@@ -1,10 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { BullModule } from '@nestjs/bullmq';
-import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
-import { CoreModule, LedgerModule, REDIS, RouterRuntime, routerProvider } from '@switchyard/platform';
+import { CoreModule, LedgerModule, REDIS, RouterRuntime, routerProvider, type RedisConnection } from '@switchyard/platform';
 import { AdminTargetsController } from './admin/targets.controller';
 import { AdminTasksController } from './admin/tasks.controller';
 import { AdminTokenGuard } from './auth/admin-token.guard';
@@ -34,14 +33,14 @@ export class SupervisorModule {
         MetricsModule,
         BullModule.forRootAsync({
           inject: [REDIS],
-          useFactory: (redis: Redis) => ({ connection: redis, prefix: config.QUEUE_PREFIX }),
+          useFactory: (redis: RedisConnection) => ({ connection: redis, prefix: config.QUEUE_PREFIX }),
         }),
         RequestRedisModule,
         // Submissions enqueue through the fail-fast connection: a Redis outage must not hold the request.
         BullModule.registerFlowProducerAsync({
           name: TASK_FLOW_PRODUCER,
           inject: [REQUEST_REDIS],
-          useFactory: (redis: Redis) => ({ connection: redis, prefix: config.QUEUE_PREFIX }),
+          useFactory: (redis: RedisConnection) => ({ connection: redis, prefix: config.QUEUE_PREFIX }),
         }),
         SweeperModule,
       ],

@@ -2,12 +2,11 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
-import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import { AGENT_ROLES, AgentRoleSchema, type AgentRole } from '@switchyard/contracts';
 import type { Logger } from '@switchyard/observability';
 import { IdempotentModelRouter, TaskRunner, agentRegistry } from '@switchyard/orchestration';
-import { APP_CONFIG, CoreModule, DATABASE, DurableLedgerRows, LOGGER, LedgerModule, REDIS, RouterRuntime, routerProvider } from '@switchyard/platform';
+import { APP_CONFIG, CoreModule, DATABASE, DurableLedgerRows, LOGGER, LedgerModule, REDIS, RouterRuntime, routerProvider, type RedisConnection } from '@switchyard/platform';
 import { Router } from '@switchyard/router';
 import { AttemptLedgerRepository, ModelCallResultRepository, TaskRepository, type DatabaseHandle } from '@switchyard/state';
 import { PROCESSORS_BY_ROLE } from './processors/role.processors';
@@ -41,7 +40,7 @@ export class WorkerModule {
         LedgerModule.forRoot('worker'),
         BullModule.forRootAsync({
           inject: [REDIS],
-          useFactory: (redis: Redis) => ({ connection: redis, prefix: config.QUEUE_PREFIX }),
+          useFactory: (redis: RedisConnection) => ({ connection: redis, prefix: config.QUEUE_PREFIX }),
         }),
         ...roles.map((role) => BullModule.registerQueue({ name: role })),
       ],

@@ -1,5 +1,6 @@
 export * from './tokens';
 export * from './redis';
+export * from './redis-keys';
 export * from './core.module';
 export * from './readiness';
 export * from './shutdown';

@@ -1,6 +1,7 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from '@switchyard/observability';
 import { redactUrl, type Router, type TargetSnapshot } from '@switchyard/router';
+import { taggedFeaturePrefix } from './redis-keys';
+import type { RedisConnection } from './redis';
 
 /**
  * The fleet view of the router: every process (supervisor, workers) keeps its own health,
@@ -21,12 +22,13 @@ export interface RouterSnapshotReport extends ProcessIdentity {
   targets: TargetSnapshot[];
 }
 
-export const snapshotsIndexKey = (queuePrefix: string): string => `${queuePrefix}:router:snapshots`;
-export const snapshotKey = (queuePrefix: string, processId: string): string => `${queuePrefix}:router:snapshots:${processId}`;
+/** The index and the reports share the feature's hash tag: one MULTI writes both, one MGET reads the reports. */
+export const snapshotsIndexKey = (queuePrefix: string): string => `${taggedFeaturePrefix(queuePrefix, 'router-fleet')}snapshots`;
+export const snapshotKey = (queuePrefix: string, processId: string): string => `${taggedFeaturePrefix(queuePrefix, 'router-fleet')}snapshots:${processId}`;
 
 export interface RouterSnapshotPublisherOptions extends ProcessIdentity {
   router: Pick<Router, 'snapshot'>;
-  redis: Redis;
+  redis: RedisConnection;
   queuePrefix: string;
   logger: Logger;
   /** Default 3 s. */
@@ -88,7 +90,7 @@ export class RouterSnapshotPublisher {
 }
 
 /** Every live report under the prefix (expired ones are skipped and pruned from the index). */
-export async function readFleetReports(redis: Redis, queuePrefix: string, now: number = Date.now(), ttlMs = 15_000): Promise<RouterSnapshotReport[]> {
+export async function readFleetReports(redis: RedisConnection, queuePrefix: string, now: number = Date.now(), ttlMs = 15_000): Promise<RouterSnapshotReport[]> {
   const index = snapshotsIndexKey(queuePrefix);
   await redis.zremrangebyscore(index, '-inf', String(now - ttlMs));
   const ids = await redis.zrange(index, '0', '-1');

@@ -1,6 +1,5 @@
 import { hostname } from 'node:os';
 import { Inject, Injectable, Optional, type OnApplicationBootstrap, type OnApplicationShutdown, type Provider } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import { describeProxy, secretsFromEnv, upstreamProxyFrom, type AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
 import { APP_CONFIG, CALL_OBSERVERS, LOGGER, REDIS } from './tokens';
@@ -15,6 +14,8 @@ import {
 } from '@switchyard/router';
 import { RouterOverridesSync, type OverrideAction } from './router-overrides';
 import { RouterSnapshotPublisher, buildFleetView, readFleetReports, type FleetTargetView, type ProcessIdentity, type ProcessRole } from './router-fleet';
+import type { RedisConnection } from './redis';
+import { spreadFeaturePrefix } from './redis-keys';
 
 export * from './router-overrides';
 export * from './router-fleet';
@@ -52,7 +53,7 @@ export function processIdentityFrom(logger: Logger, config: Pick<AppConfig, 'WOR
 export const routerProvider: Provider = {
   provide: Router,
   inject: [APP_CONFIG, LOGGER, REDIS, { token: CALL_OBSERVERS, optional: true }],
-  useFactory: (config: AppConfig, logger: Logger, redis: Redis, observers: CallObserver[] = []) => {
+  useFactory: (config: AppConfig, logger: Logger, redis: RedisConnection, observers: CallObserver[] = []) => {
     const routerConfig = loadRouterConfig(config.ROUTER_CONFIG);
     const log = logger.child({ component: 'router' });
     for (const warning of routerConfig.warnings) log.warn({ source: routerConfig.source }, `router config: ${warning}`);
@@ -74,7 +75,7 @@ export const routerProvider: Provider = {
       logger: log,
       upstream: proxy ? { proxy } : {},
       observers,
-      retryBudget: new RedisRetryBudgetStore(redis, `${config.QUEUE_PREFIX}:router:`),
+      retryBudget: new RedisRetryBudgetStore(redis, spreadFeaturePrefix(config.QUEUE_PREFIX, 'router')),
     });
   },
 };
@@ -98,7 +99,7 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
     private readonly router: Router,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
     @Optional() @Inject(ROUTER_RUNTIME_OPTIONS) private readonly options: RouterRuntimeOptions = {},
   ) {
     const log = logger.child({ component: 'router' });

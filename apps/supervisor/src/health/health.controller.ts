@@ -1,7 +1,6 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import type { Redis } from 'ioredis';
-import { DATABASE, MigrationsReadiness, REDIS, checkDependencies } from '@switchyard/platform';
+import { DATABASE, MigrationsReadiness, REDIS, checkDependencies, type RedisConnection } from '@switchyard/platform';
 import type { DatabaseHandle } from '@switchyard/state';
 
 @Controller()
@@ -10,7 +9,7 @@ export class HealthController {
 
   constructor(
     @Inject(DATABASE) private readonly database: DatabaseHandle,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
   ) {
     this.migrations = new MigrationsReadiness(database.pool);
   }

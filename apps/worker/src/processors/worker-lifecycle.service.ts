@@ -1,9 +1,8 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
-import { APP_CONFIG, DATABASE, LOGGER, REDIS, checkDependencies } from '@switchyard/platform';
+import { APP_CONFIG, DATABASE, LOGGER, REDIS, checkDependencies, type RedisConnection } from '@switchyard/platform';
 import type { DatabaseHandle } from '@switchyard/state';
 import { ShutdownSignal } from './shutdown-signal';
 
@@ -29,7 +28,7 @@ export class WorkerLifecycle implements OnApplicationBootstrap, OnModuleDestroy 
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(DATABASE) private readonly database: DatabaseHandle,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
     private readonly shutdown: ShutdownSignal,
   ) {}
 
