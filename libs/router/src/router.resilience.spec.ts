@@ -16,7 +16,7 @@ type Behaviour = (call: ProviderCall) => Promise<ProviderResult>;
 const ok =
   (content = '{"conclusion":"ok"}', firstTokenMs = 50): Behaviour =>
   (call) => {
-    call.onHeaders?.();
+    call.onConnected?.();
     call.onFirstToken?.();
     return Promise.resolve({ content, model: 'm', usage: { inputTokens: 10, outputTokens: 5 }, firstTokenMs });
   };
@@ -24,10 +24,10 @@ const status =
   (code: number, headers: Record<string, string> = {}): Behaviour =>
   () =>
     Promise.reject(APIError.generate(code, { error: { message: `status ${code}` } }, `status ${code}`, new Headers(headers)));
-/** Sends headers, then never a token: only the router's first-token timeout ends it. */
+/** Connects, then never a token: only the router's first-token timeout ends it. */
 const noFirstToken: Behaviour = (call) =>
   new Promise((_, reject) => {
-    call.onHeaders?.();
+    call.onConnected?.();
     call.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
   });
 

@@ -408,7 +408,7 @@ export class Router implements RouterAdmin {
         headers: request.headers,
         signal: deadline.signal,
         timeoutMs: totalMs,
-        onHeaders: () => deadline.headersReceived(),
+        onConnected: () => deadline.connected(),
         onFirstToken: () => deadline.firstToken(),
         ...(onDelta === undefined
           ? {}
@@ -450,7 +450,7 @@ export class Router implements RouterAdmin {
       const reason = coldStart
         ? `the model is still loading (${status}): ${describe(error)}`
         : stage !== undefined
-          ? `no ${stage === 'connect' ? 'response' : stage === 'first_token' ? 'first token' : 'complete answer'} within ${deadline.limitOf(stage)} ms`
+          ? `no ${stage === 'connect' ? 'connection' : stage === 'first_token' ? 'first token' : 'complete answer'} within ${deadline.limitOf(stage)} ms`
           : describe(error);
       const retryAfterMs = errorClass === 'rate_limited' ? parseRetryAfterMs(retryAfterHeader(error), Date.now()) : undefined;
       if (coldStart) state.endColdStart();
