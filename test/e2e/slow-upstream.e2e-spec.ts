@@ -1,0 +1,67 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parse, stringify } from 'yaml';
+import { SIM_TARGETS, TestStack, type SimCall } from '../support/stack';
+
+/**
+ * Slow but working upstreams against the real processes (issue 13, items 12 and 13): a slow
+ * moment must not turn into failed jobs. Probes are off, so the sim's call log holds only the
+ * jobs' own calls.
+ */
+interface JobView {
+  status: string;
+  error?: string;
+  tasks: { role: string; status: string }[];
+}
+
+/** Starts the stack without workers, merges `tuning` into its router config, then starts one worker. */
+async function startTuned(tuning: Record<string, unknown>, workerEnv: Record<string, string> = {}): Promise<TestStack> {
+  const stack = await TestStack.start({ workers: 0 });
+  const file = stack.sharedEnv.ROUTER_CONFIG!;
+  const doc = parse(readFileSync(file, 'utf8')) as { router: Record<string, unknown> };
+  Object.assign(doc.router, tuning);
+  writeFileSync(file, stringify(doc));
+  await stack.startWorker(workerEnv);
+  return stack;
+}
+
+const docReview = (docs: number, tag: string) => ({
+  type: 'doc_review',
+  input: {
+    question: `${tag}: what do these documents say?`,
+    documents: Array.from({ length: docs }, (_, i) => ({ id: `${tag}-d${i}`, text: `${tag} document ${i}: the contract renews yearly on 1 March.` })),
+  },
+});
+
+async function submit(stack: TestStack, body: unknown): Promise<string> {
+  const res = await stack.request<{ job_id: string }>('POST', '/v1/jobs', body);
+  expect(res.status).toBe(202);
+  return res.json.job_id;
+}
+
+const targetNames = SIM_TARGETS.map((target) => target.name);
+
+jest.setTimeout(180_000);
+
+describe('slow upstreams (real supervisor, worker and llm-sim)', () => {
+  let stack: TestStack | undefined;
+  afterEach(async () => {
+    await stack?.stop();
+    stack = undefined;
+  });
+
+  it('every target sends its headers only after 4 s (connect limit 3 s): two 20-document doc_review jobs succeed', async () => {
+    // The shipped timeouts (connect 3 s, first token 15 s local / 30 s cloud); enough task
+    // slots that the 40 extracts run in two rounds.
+    stack = await startTuned({ probes: { enabled: false } }, { WORKER_CONCURRENCY: '20' });
+    for (const target of targetNames) await stack.setSimMode(target, { mode: 'slow', delay_ms: 4_000 });
+    const ids = [await submit(stack, docReview(20, 'slowa')), await submit(stack, docReview(20, 'slowb'))];
+    for (const id of ids) {
+      const done = await stack.waitForJob<JobView>(id, {}, 120_000);
+      expect({ status: done.status, error: done.error }).toEqual({ status: 'success', error: undefined });
+    }
+    const calls: SimCall[] = await stack.simCalls();
+    // One call per task (40 extracts, 2 syntheses): none was cut and retried.
+    expect(calls).toHaveLength(42);
+    expect(calls.every((call) => call.outcome === 'ok' && !call.client_gone)).toBe(true);
+  });
+});
