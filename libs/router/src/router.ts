@@ -3,7 +3,8 @@ import type { Logger } from '@switchyard/observability';
 import type { DecisionExplanation, RouterAdmin, TargetSnapshot } from './admin/router-admin';
 import { explainDecision, snapshotTarget, UnknownTargetError } from './admin/router-admin.views';
 import { backoffDelayMs, parseRetryAfterMs } from './backoff/backoff';
-import { CallRetryBudget, InMemoryRetryBudgetStore, type RetryBudgetStore } from './budget/retry-budget';
+import { CallRetryBudget, InMemoryRetryBudgetStore, retryBudgetLimit, type RetryBudgetStore } from './budget/retry-budget';
+import { RetryBudgetSpentError } from './budget/retry-budget-spent.error';
 import { looksLikeJsonObject } from './calls/bad-output';
 import { ContextWindowExceededError } from './calls/context-window.error';
 import { costUsd, type TokenUsage } from './calls/cost';
@@ -76,6 +77,8 @@ export interface CallContext {
   taskId?: string;
   step?: number;
   traceId?: string;
+  /** Tasks in the job: its retry budget grows with them (`retry_budget_per_task`). */
+  jobTaskCount?: number;
 }
 
 export interface ChatCallResult {
@@ -195,8 +198,11 @@ export class Router implements RouterAdmin {
 
   /**
    * One model call with failover. Throws `NoEligibleTargetError` when no target may serve it,
-   * `ContextWindowExceededError` when the input fits no target, `RouterCallError` when every
-   * attempt failed or the job's retry budget is spent, `CallAbortedError` when `signal` aborted.
+   * `ContextWindowExceededError` when the input fits no target, `RetryBudgetSpentError` (a
+   * `RouterCallError` to wait on) when the job's retry budget ran out, `RouterCallError` when
+   * every attempt failed, `CallAbortedError` when `signal` aborted. Once the job's budget is
+   * spent, a call makes one trial attempt outside it, without failover: the caller's waits
+   * between calls, not the budget, then bound the attempts.
    */
   async chat(request: ChatCallRequest): Promise<ChatCallResult> {
     const started = performance.now();
@@ -206,12 +212,16 @@ export class Router implements RouterAdmin {
     const config = this.current.config;
     // One deadline for the whole chain: meta.timeout_ms; each attempt is also bounded by its target's timeouts.
     const deadlineEnd = meta.timeout_ms === undefined ? Number.POSITIVE_INFINITY : started + meta.timeout_ms;
-    const budget = new CallRetryBudget(this.budgetStore, config.retry_budget_per_job, request.context?.jobId);
+    const jobId = request.context?.jobId;
+    const budget = new CallRetryBudget(this.budgetStore, retryBudgetLimit(config, request.context?.jobTaskCount), jobId);
+    // A spent budget does not fail the work: one trial attempt, outside the budget, tells whether a target answers again.
+    const trial = await budget.exhausted();
     const excluded = new Set(request.excludeTargets ?? []);
     const attempts: AttemptRecord[] = [];
-    const maxAttempts = config.max_attempts_per_call;
+    const maxAttempts = trial ? 1 : config.max_attempts_per_call;
     let lastError: UpstreamError | undefined;
     let stopReason = `${maxAttempts} attempts allowed per call`;
+    let budgetSpent = false;
     let rateLimitedRetries = 0;
 
     while (attempts.length < maxAttempts) {
@@ -221,8 +231,8 @@ export class Router implements RouterAdmin {
         stopReason = `the call's timeout of ${meta.timeout_ms} ms is spent`;
         break;
       }
-      if (await budget.exhausted()) {
-        stopReason = `the retry budget of ${budget.limit} failed upstream attempts${request.context?.jobId ? ` for job ${request.context.jobId}` : ''} is spent`;
+      if (attempts.length > 0 && (await budget.exhausted())) {
+        budgetSpent = true;
         break;
       }
       let decision: RoutingDecision;
@@ -243,13 +253,17 @@ export class Router implements RouterAdmin {
       if ('aborted' in outcome) throw new CallAbortedError(attempts, { cause: outcome.aborted });
       lastError = outcome.error;
       // A model still loading is not a failure (SPEC §3.8): the call moves on without spending the budget.
-      if (!outcome.coldStart) await budget.spend();
+      if (!outcome.coldStart && !trial) await budget.spend();
       if (!lastError.retryable) {
         stopReason = 'a bad request is not retried';
         break;
       }
       if (outcome.streamed) {
         stopReason = 'part of the answer had already been streamed to the caller';
+        break;
+      }
+      if (trial) {
+        budgetSpent = true;
         break;
       }
       excluded.add(decision.target.name);
@@ -262,6 +276,7 @@ export class Router implements RouterAdmin {
     }
 
     const errorClass = lastError?.errorClass ?? 'timeout';
+    if (budgetSpent) throw new RetryBudgetSpentError(attempts, errorClass, budget.limit, jobId, { cause: lastError, trial });
     throw new RouterCallError(attempts, errorClass, { cause: lastError, reason: stopReason });
   }
 
