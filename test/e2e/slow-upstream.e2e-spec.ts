@@ -40,6 +40,18 @@ async function submit(stack: TestStack, body: unknown): Promise<string> {
 
 const targetNames = SIM_TARGETS.map((target) => target.name);
 
+/** Small timeouts and backoff for test speed (as in the router fault drills); probes off. */
+const FAST = {
+  probes: { enabled: false },
+  timeouts: { local_ms: 10_000, cloud_ms: 10_000, connect_ms: 5_000, first_token_local_ms: 1_000, first_token_cloud_ms: 1_000 },
+  backoff: { base_ms: 50, max_ms: 200, jitter_ms: 20 },
+  health: { retry_after_ms: 1_000 },
+  breaker: { cooldown_ms: 1_000 },
+  recovery: { switch_cooldown_ms: 0, hold_ms: 500 },
+};
+
+const BUDGET_WAIT = 'retry budget of the job spent: task waits for a trial call';
+
 jest.setTimeout(180_000);
 
 describe('slow upstreams (real supervisor, worker and llm-sim)', () => {
@@ -63,5 +75,35 @@ describe('slow upstreams (real supervisor, worker and llm-sim)', () => {
     // One call per task (40 extracts, 2 syntheses): none was cut and retried.
     expect(calls).toHaveLength(42);
     expect(calls.every((call) => call.outcome === 'ok' && !call.client_gone)).toBe(true);
+  });
+
+  it('every target hangs for a moment: a 20-document doc_review job waits it out and succeeds, its retry budget spent', async () => {
+    stack = await startTuned(FAST, { WORKER_CONCURRENCY: '20' });
+    for (const target of targetNames) await stack.setSimMode(target, { mode: 'hang' });
+    const id = await submit(stack, docReview(20, 'hang'));
+    // The 20 extracts time out together and spend the job's budget (12 + 21): they wait.
+    await stack.workers[0]!.waitForLine(new RegExp(BUDGET_WAIT), 60_000);
+    expect((await stack.request<JobView>('GET', `/v1/jobs/${id}`)).json.status).toBe('running');
+    for (const target of targetNames) await stack.setSimMode(target, { mode: 'ok' });
+    const done = await stack.waitForJob<JobView>(id, {}, 120_000);
+    expect({ status: done.status, error: done.error }).toEqual({ status: 'success', error: undefined });
+    expect(done.tasks.filter((task) => task.role === 'extract' && task.status === 'success')).toHaveLength(20);
+  });
+
+  it('every target failing for good: once the budget is spent, each waiting task run makes at most one trial call, then the job fails saying so', async () => {
+    stack = await startTuned({ ...FAST, retry_budget_per_job: 6, retry_budget_per_task: 0 }, { TARGET_WAIT_MAX_MS: '4000' });
+    for (const target of targetNames) await stack.setSimMode(target, { mode: 'ratelimit', retry_after_s: 1 });
+    const id = await submit(stack, docReview(1, 'storm'));
+    const done = await stack.waitForJob<JobView>(id, {}, 90_000);
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatch(/retry budget/);
+    const calls = await stack.simCalls();
+    expect(calls.length).toBeGreaterThan(6);
+    expect(calls.every((call) => call.status === 429)).toBe(true);
+    // The budget (6, plus one attempt already under way when it ran out), then one trial per
+    // run of the waiting task: every run that waited, and the last one that gave up.
+    const waitingRuns = stack.workers[0]!.count(new RegExp(BUDGET_WAIT));
+    expect(waitingRuns).toBeGreaterThan(0);
+    expect(calls.length).toBeLessThanOrEqual(6 + 1 + waitingRuns + 1);
   });
 });
