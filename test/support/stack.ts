@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import IORedis from 'ioredis';
-import { deleteKeysWithPrefix } from '@switchyard/platform';
+import { loadConfig } from '@switchyard/config';
+import { connectRedis, deleteKeysWithPrefix } from '@switchyard/platform';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
 import { SIM_TARGETS, simTargetsEnv, writeRouterConfigForSim } from '@switchyard/devkit';
 import { ManagedProcess, freePort, waitFor } from './processes';
@@ -36,6 +36,12 @@ export interface StackOptions {
   redisUrl?: string;
   /** Postgres server the stack's fresh database is created on (default the shared one). */
   databaseBaseUrl?: string;
+  /**
+   * A transaction pooler in front of the stack's database: the processes reach it through the
+   * pooler (DATABASE_POOL_MODE=transaction) and migrate through the direct URL; the test's own
+   * `db` handle stays direct.
+   */
+  pooler?: { pooled(directUrl: string): string };
   /** Edits the router config YAML (already pointed at this stack's sim). */
   editRouterConfig?: (yaml: string) => string;
 }
@@ -49,6 +55,8 @@ export class TestStack {
   readonly workers: ManagedProcess[] = [];
   /** Supervisors started after the first one (several sweepers at once). */
   readonly extraSupervisors: ManagedProcess[] = [];
+  /** Base URLs of `extraSupervisors`, in the same order. */
+  readonly extraSupervisorUrls: string[] = [];
   private constructor(
     readonly db: TestDatabase,
     readonly prefix: string,
@@ -85,6 +93,7 @@ export class TestStack {
         QUEUE_PREFIX: prefix,
         ROUTER_CONFIG: routerConfig,
         ...(options.apiKeys ? { API_KEYS: options.apiKeys } : {}),
+        ...(options.pooler ? { DATABASE_URL: options.pooler.pooled(db.url), DATABASE_POOL_MODE: 'transaction', MIGRATE_DATABASE_URL: db.url } : {}),
         ...options.env,
       };
       const supervisor = ManagedProcess.start('supervisor', { ...sharedEnv, PORT: String(port) });
@@ -117,6 +126,7 @@ export class TestStack {
     const port = await freePort();
     const supervisor = ManagedProcess.start('supervisor', { ...this.sharedEnv, PORT: String(port), ...env }, `supervisor-${this.extraSupervisors.length + 2}`);
     this.extraSupervisors.push(supervisor);
+    this.extraSupervisorUrls.push(`http://127.0.0.1:${port}`);
     await supervisor.waitForLine(/supervisor listening/);
     return supervisor;
   }
@@ -164,7 +174,9 @@ export class TestStack {
 
   async stop(): Promise<void> {
     await Promise.all([...this.workers, this.supervisor, ...this.extraSupervisors, this.sim].map((p) => p.stop()));
-    const redis = new IORedis(this.sharedEnv.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+    // Through the stack's own topology (Sentinel, Cluster or one server), as the processes reached it.
+    const redis = connectRedis(loadConfig(this.sharedEnv), 'switchyard-e2e-cleanup');
+    redis.on('error', () => undefined);
     try {
       await deleteKeysWithPrefix(redis, this.prefix);
     } finally {

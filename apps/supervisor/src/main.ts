@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfigOrExit } from '@switchyard/config';
 import { createLogger, describeError, startTelemetry } from '@switchyard/observability';
-import { closeOnSignals } from '@switchyard/platform';
+import { checkDeploymentOrExit, closeOnSignals } from '@switchyard/platform';
 import { SupervisorModule } from './app.module';
 import { clientErrorHandler, frameworkErrors } from './http/framework-errors';
 import { parseJsonBody } from './http/json-body';
@@ -11,6 +11,7 @@ import { resolveListenHost } from './http/listen-host';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfigOrExit();
+  await checkDeploymentOrExit(config);
   const logger = createLogger('supervisor', config.LOG_LEVEL);
   const telemetry = startTelemetry({
     serviceName: 'switchyard-supervisor',

@@ -3,13 +3,14 @@ import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { loadConfigOrExit } from '@switchyard/config';
 import { MetricsRegistry, createLogger, describeError, startTelemetry } from '@switchyard/observability';
-import { DATABASE, REDIS, closeOnSignals, type RedisConnection } from '@switchyard/platform';
+import { DATABASE, REDIS, checkDeploymentOrExit, closeOnSignals, type RedisConnection } from '@switchyard/platform';
 import type { DatabaseHandle } from '@switchyard/state';
 import { startWorkerHealthServer } from './health/worker-health.server';
 import { WorkerModule } from './worker.module';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfigOrExit();
+  await checkDeploymentOrExit(config);
   const logger = createLogger('worker', config.LOG_LEVEL);
   const telemetry = startTelemetry({
     serviceName: 'switchyard-worker',

@@ -6,3 +6,4 @@ export * from './readiness';
 export * from './shutdown';
 export * from './router.provider';
 export * from './ledger.module';
+export * from './startup-checks';

@@ -142,6 +142,8 @@ export async function withDeadline<T>(work: Promise<T>, ms: number, what: string
  * every feature's (see `redis-keys.ts`) — on every primary, in pages.
  */
 export async function deleteKeysWithPrefix(redis: RedisConnection, queuePrefix: string): Promise<number> {
+  // A cluster knows its masters once it has loaded the slot map.
+  if (redis instanceof Cluster && redis.status !== 'ready') await withDeadline(new Promise((resolve) => redis.once('ready', resolve)), 10_000, 'connecting to the Redis Cluster');
   let deleted = 0;
   for (const node of dataNodesOf(redis)) {
     for (const pattern of keyPatternsOf(queuePrefix)) {
