@@ -7,6 +7,7 @@ import { connectRedis, deleteKeysWithPrefix } from '@switchyard/platform';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
 import { SIM_TARGETS, simTargetsEnv, writeRouterConfigForSim } from '@switchyard/devkit';
 import { ManagedProcess, freePort, waitFor } from './processes';
+import { PrivatePgBouncer, PrivateRedisCluster } from './ha-services';
 
 export { SIM_TARGETS };
 
@@ -47,6 +48,41 @@ export interface StackOptions {
 }
 
 /**
+ * Where stacks started from now on (in this test file) keep their state: `direct` (the
+ * shared Postgres and Redis), `pgbouncer` (Postgres through a PgBouncer of the stack's own,
+ * transaction mode) or `cluster` (a three-master Redis Cluster of the stack's own). Drills
+ * set it and then load existing e2e specs, which run unchanged on that topology.
+ */
+export type StackTopology = 'direct' | 'pgbouncer' | 'cluster';
+let topologyForNewStacks: StackTopology = 'direct';
+export function useTopologyForNewStacks(topology: StackTopology): void {
+  topologyForNewStacks = topology;
+}
+
+/** Private servers a stack started for its topology, stopped with it. */
+interface OwnedServices {
+  pooler?: PrivatePgBouncer;
+  cluster?: PrivateRedisCluster;
+}
+
+async function startTopology(options: StackOptions): Promise<{ owned: OwnedServices; options: StackOptions }> {
+  const ownsRedis = options.redisUrl === undefined && !options.env?.REDIS_SENTINELS && !options.env?.REDIS_CLUSTER_NODES;
+  if (topologyForNewStacks === 'pgbouncer' && options.pooler === undefined) {
+    const pooler = await PrivatePgBouncer.start();
+    return { owned: { pooler }, options: { ...options, pooler } };
+  }
+  if (topologyForNewStacks === 'cluster' && ownsRedis) {
+    const cluster = await PrivateRedisCluster.start();
+    return { owned: { cluster }, options: { ...options, env: { ...cluster.env, ...options.env } } };
+  }
+  return { owned: {}, options };
+}
+
+async function stopOwned(owned: OwnedServices): Promise<void> {
+  await Promise.all([owned.pooler?.stop(), owned.cluster?.stop()]);
+}
+
+/**
  * The real processes — llm-sim, supervisor, workers — built from this checkout, on free
  * ports, against a fresh database and a Redis key prefix of their own. The router config
  * is the shipped config/router.yaml with its endpoints moved to this sim's ports.
@@ -66,9 +102,21 @@ export class TestStack {
     readonly baseUrl: string,
     readonly sharedEnv: Record<string, string>,
     private readonly tempDir: string,
+    /** The private servers of this stack's topology (a pooler, a cluster), if any. */
+    readonly owned: OwnedServices,
   ) {}
 
-  static async start(options: StackOptions = {}): Promise<TestStack> {
+  static async start(requested: StackOptions = {}): Promise<TestStack> {
+    const { owned, options } = await startTopology(requested);
+    try {
+      return await TestStack.startOn(options, owned);
+    } catch (error) {
+      await stopOwned(owned).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private static async startOn(options: StackOptions, owned: OwnedServices): Promise<TestStack> {
     const db = await createTestDatabase(options.databaseBaseUrl);
     const prefix = `{sy-e2e-${randomBytes(4).toString('hex')}}`;
     const tempDir = mkdtempSync(join(tmpdir(), 'switchyard-e2e-'));
@@ -99,12 +147,12 @@ export class TestStack {
       const supervisor = ManagedProcess.start('supervisor', { ...sharedEnv, PORT: String(port) });
       started.push(supervisor);
       await supervisor.waitForLine(/supervisor listening/);
-      stack = new TestStack(db, prefix, sim, `http://127.0.0.1:${controlPort}`, supervisor, `http://127.0.0.1:${port}`, sharedEnv, tempDir);
+      stack = new TestStack(db, prefix, sim, `http://127.0.0.1:${controlPort}`, supervisor, `http://127.0.0.1:${port}`, sharedEnv, tempDir, owned);
       for (let i = 0; i < (options.workers ?? 1); i += 1) await stack.startWorker();
       return stack;
     } catch (error) {
       // A stack that fails to start must not leave processes, a database or keys behind.
-      if (stack) await stack.stop().catch(() => undefined);
+      if (stack) await stack.stopProcessesAndData().catch(() => undefined);
       else {
         await Promise.all(started.map((p) => p.stop()));
         await db.destroy().catch(() => undefined);
@@ -173,6 +221,11 @@ export class TestStack {
   }
 
   async stop(): Promise<void> {
+    await this.stopProcessesAndData();
+    await stopOwned(this.owned);
+  }
+
+  private async stopProcessesAndData(): Promise<void> {
     await Promise.all([...this.workers, this.supervisor, ...this.extraSupervisors, this.sim].map((p) => p.stop()));
     // Through the stack's own topology (Sentinel, Cluster or one server), as the processes reached it.
     const redis = connectRedis(loadConfig(this.sharedEnv), 'switchyard-e2e-cleanup');
