@@ -209,6 +209,15 @@ export class PrivateRedisCluster {
     await this.waitUntilHealthy();
   }
 
+  /** The master serving `key`'s slot now. */
+  async portOfKey(key: string): Promise<number> {
+    const slot = (await ask(this.ports[0]!, (c) => c.call('CLUSTER', 'KEYSLOT', key) as Promise<number>))!;
+    const ranges = (await ask(this.ports[0]!, (c) => c.call('CLUSTER', 'SLOTS') as Promise<[number, number, [string, number]][]>))!;
+    const owner = ranges.find(([from, to]) => slot >= from && slot <= to);
+    if (!owner) throw new Error(`no node serves slot ${slot}`);
+    return Number(owner[2][1]);
+  }
+
   /** Keys held by each master (to see the load spread). */
   async keysPerNode(): Promise<number[]> {
     return Promise.all(this.ports.map(async (port) => (await ask(port, (c) => c.dbsize())) ?? 0));
