@@ -6,8 +6,8 @@
  * platform's own connection factory.
  */
 import { performance } from 'node:perf_hooks';
-import { loadConfig } from '@switchyard/config';
-import { connectRedis, withDeadline } from '@switchyard/platform';
+import { ConfigError, loadConfig } from '@switchyard/config';
+import { checkRedisTopology, connectRedis, withDeadline } from '@switchyard/platform';
 import { PrivateSentinelSet } from '../support/ha-services';
 import { FAST_LIVENESS, logEvents, submitJobs, taskRows, waitForJobs } from '../support/recovery-helpers';
 import { waitFor } from '../support/processes';
@@ -29,6 +29,13 @@ describe('drill: Redis Sentinel failover mid-run', () => {
   afterAll(async () => {
     await stack?.stop();
     await sentinels?.stop();
+  });
+
+  it('at start, names REDIS_SENTINEL_MASTER when the sentinels answer but know no such master', async () => {
+    await expect(checkRedisTopology(loadConfig(sentinels!.env))).resolves.toBeUndefined();
+    const unknown = checkRedisTopology(loadConfig({ ...sentinels!.env, REDIS_SENTINEL_MASTER: 'orders' }));
+    await expect(unknown).rejects.toThrow(ConfigError);
+    await expect(unknown).rejects.toThrow(/REDIS_SENTINEL_MASTER: no sentinel at .* knows a master named "orders"/);
   });
 
   it('follows the promoted replica: every job succeeds, no task completes twice', async () => {
