@@ -50,7 +50,8 @@ function connect(topology: RedisTopology, perServer: RedisOptions, cluster: Pick
         ...fromUrl,
         sentinels: topology.sentinels,
         name: topology.masterName,
-        ...(fromUrl.tls ? { enableTLSForSentinelMode: true } : {}),
+        // rediss:// means TLS to the sentinels and to the servers they name.
+        ...(fromUrl.tls ? { enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
         sentinelRetryStrategy: reconnectBackoff,
         // Subscribes to the sentinels' +switch-master: a promotion is followed at once, not at the next broken socket.
         failoverDetector: true,

@@ -5,9 +5,15 @@ import type { RedisSettings } from './redis';
 
 const describeNodes = (nodes: RedisNodeAddress[]): string => nodes.map((n) => `${n.host}:${n.port}`).join(', ');
 
-/** One short-lived probe connection: no retries, no offline queue, credentials and TLS from REDIS_URL. */
-async function askNode<T>(node: RedisNodeAddress, timeoutMs: number, ask: (client: IORedis) => Promise<T>, withCredentialsOf?: string): Promise<{ answer?: T; error?: Error }> {
-  const fromUrl = withCredentialsOf ? new URL(withCredentialsOf) : undefined;
+/** One short-lived probe connection: no retries, no offline queue; TLS (and, for data nodes, credentials) from REDIS_URL. */
+async function askNode<T>(
+  node: RedisNodeAddress,
+  timeoutMs: number,
+  ask: (client: IORedis) => Promise<T>,
+  redisUrl: string,
+  withCredentials: boolean,
+): Promise<{ answer?: T; error?: Error }> {
+  const fromUrl = new URL(redisUrl);
   const client = new IORedis({
     host: node.host,
     port: node.port,
@@ -17,9 +23,9 @@ async function askNode<T>(node: RedisNodeAddress, timeoutMs: number, ask: (clien
     maxRetriesPerRequest: 0,
     enableOfflineQueue: false,
     retryStrategy: () => null,
-    ...(fromUrl?.username ? { username: decodeURIComponent(fromUrl.username) } : {}),
-    ...(fromUrl?.password ? { password: decodeURIComponent(fromUrl.password) } : {}),
-    ...(fromUrl?.protocol === 'rediss:' ? { tls: {} } : {}),
+    ...(withCredentials && fromUrl.username ? { username: decodeURIComponent(fromUrl.username) } : {}),
+    ...(withCredentials && fromUrl.password ? { password: decodeURIComponent(fromUrl.password) } : {}),
+    ...(fromUrl.protocol === 'rediss:' ? { tls: {} } : {}),
   });
   client.on('error', () => undefined);
   try {
@@ -41,7 +47,7 @@ export async function checkRedisTopology(settings: RedisSettings, timeoutMs = 3_
   if (settings.REDIS_SENTINELS) {
     const sentinels = settings.REDIS_SENTINELS;
     const answers = await Promise.all(
-      sentinels.map((node) => askNode(node, timeoutMs, (c) => c.call('SENTINEL', 'get-master-addr-by-name', settings.REDIS_SENTINEL_MASTER))),
+      sentinels.map((node) => askNode(node, timeoutMs, (c) => c.call('SENTINEL', 'get-master-addr-by-name', settings.REDIS_SENTINEL_MASTER), settings.REDIS_URL, false)),
     );
     if (answers.some((a) => Array.isArray(a.answer))) return;
     if (answers.some((a) => a.error === undefined)) {
@@ -51,7 +57,7 @@ export async function checkRedisTopology(settings: RedisSettings, timeoutMs = 3_
   }
   if (settings.REDIS_CLUSTER_NODES) {
     const nodes = settings.REDIS_CLUSTER_NODES;
-    const answers = await Promise.all(nodes.map((node) => askNode(node, timeoutMs, (c) => c.call('CLUSTER', 'INFO'), settings.REDIS_URL)));
+    const answers = await Promise.all(nodes.map((node) => askNode(node, timeoutMs, (c) => c.call('CLUSTER', 'INFO'), settings.REDIS_URL, true)));
     if (answers.some((a) => typeof a.answer === 'string' && a.answer.includes('cluster_state:'))) return;
     throw new ConfigError([{ variable: 'REDIS_CLUSTER_NODES', message: `no cluster node answered at ${describeNodes(nodes)}` }]);
   }
