@@ -4,7 +4,10 @@ import { BullModule } from '@nestjs/bullmq';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
-import { CoreModule, LedgerModule, REDIS, RouterRuntime, routerProvider } from '@switchyard/platform';
+import { CoreModule, DATABASE, LedgerModule, REDIS, RouterRuntime, TenantsConfigStore, routerProvider } from '@switchyard/platform';
+import { AdmissionRepository, WebhookOutboxRepository, type DatabaseHandle } from '@switchyard/state';
+import { AdmissionService } from './admission/admission.service';
+import { JOB_STARTER, QueueJobStarter } from './admission/job-starter';
 import { AdminTargetsController } from './admin/targets.controller';
 import { AdminTasksController } from './admin/tasks.controller';
 import { AdminTokenGuard } from './auth/admin-token.guard';
@@ -19,7 +22,9 @@ import { JobsController } from './jobs/jobs.controller';
 import { JobsService } from './jobs/jobs.service';
 import { MetricsModule } from './metrics/metrics.module';
 import { TASK_FLOW_PRODUCER } from './queues/queue.constants';
+import { JobNotifications } from './notifications/job-notifications';
 import { SweeperModule } from './sweeper/sweeper.module';
+import { WebhookDeliveryService } from './webhooks/webhook-delivery.service';
 
 @Module({})
 export class SupervisorModule {
@@ -41,6 +46,13 @@ export class SupervisorModule {
       controllers: [JobsController, HealthController, AdminTasksController, GatewayController, AdminTargetsController],
       providers: [
         JobsService,
+        TenantsConfigStore,
+        JobNotifications,
+        { provide: AdmissionRepository, inject: [DATABASE], useFactory: (db: DatabaseHandle) => new AdmissionRepository(db.db) },
+        { provide: WebhookOutboxRepository, inject: [DATABASE], useFactory: (db: DatabaseHandle) => new WebhookOutboxRepository(db.db) },
+        { provide: JOB_STARTER, useClass: QueueJobStarter },
+        AdmissionService,
+        WebhookDeliveryService,
         routerProvider,
         RouterRuntime,
         GatewayService,

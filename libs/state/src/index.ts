@@ -6,3 +6,5 @@ export * from './repositories/ledger.repository';
 export * from './repositories/task-recovery.repository';
 export * from './repositories/model-call-result.repository';
 export * from './repositories/job-stats.repository';
+export * from './repositories/admission.repository';
+export * from './repositories/webhook-outbox.repository';

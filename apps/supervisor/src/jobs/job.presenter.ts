@@ -21,6 +21,8 @@ export interface JobResponse {
   job_id: string;
   type: string;
   status: string;
+  /** While `queued`: 1 for the tenant's next job to be admitted. */
+  queue_position?: number;
   progress: { completed: number; total: number };
   result?: unknown;
   error?: string;

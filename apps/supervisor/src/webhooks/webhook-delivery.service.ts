@@ -1,0 +1,58 @@
+import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import type { AppConfig } from '@switchyard/config';
+import { describeError, type Logger } from '@switchyard/observability';
+import { APP_CONFIG, LOGGER } from '@switchyard/platform';
+import { TaskRepository, WebhookOutboxRepository } from '@switchyard/state';
+import { presentJob } from '../jobs/job.presenter';
+import { CoalescedPass } from '../notifications/coalesced-pass';
+import { JobNotifications } from '../notifications/job-notifications';
+import { WebhookDelivery } from './webhook-delivery';
+import { webhookSender } from './webhook-sender';
+
+/** Runs the webhook delivery loop in this supervisor: every WEBHOOK_POLL_MS and on NOTIFY. */
+@Injectable()
+export class WebhookDeliveryService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly background: CoalescedPass | undefined;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    outbox: WebhookOutboxRepository,
+    tasks: TaskRepository,
+    private readonly notifications: JobNotifications,
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(LOGGER) logger: Logger,
+  ) {
+    const log = logger.child({ component: 'webhooks' });
+    const secret = config.WEBHOOK_SECRET;
+    // Without a secret no callback is accepted (400 at submit), so there is nothing to deliver.
+    if (secret === undefined) return;
+    const delivery = new WebhookDelivery({
+      outbox,
+      secret,
+      logger: log,
+      send: webhookSender(config.WEBHOOK_ALLOWED_HOSTS, config.WEBHOOK_TIMEOUT_MS),
+      claimLeaseMs: 2 * config.WEBHOOK_TIMEOUT_MS + 5_000,
+      presentJob: async (tenantId, jobId) => {
+        const rows = await tasks.findJobTree(tenantId, jobId);
+        return rows[0]?.parentTaskId === null ? presentJob(rows) : null;
+      },
+    });
+    this.background = new CoalescedPass(
+      () => delivery.deliverDue(),
+      config.WEBHOOK_POLL_MS,
+      (error) => log.warn({ err: describeError(error) }, 'webhook pass failed; retrying next interval'),
+    );
+  }
+
+  onApplicationBootstrap(): void {
+    const background = this.background;
+    if (!background) return;
+    this.unsubscribe = this.notifications.on('webhook', () => void background.request());
+    background.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.unsubscribe?.();
+    await this.background?.stop();
+  }
+}
