@@ -23,6 +23,7 @@ import { JobsService } from './jobs/jobs.service';
 import { MetricsModule } from './metrics/metrics.module';
 import { TASK_FLOW_PRODUCER } from './queues/queue.constants';
 import { JobNotifications } from './notifications/job-notifications';
+import { REQUEST_REDIS, RequestRedisModule } from './queues/request-redis.module';
 import { SweeperModule } from './sweeper/sweeper.module';
 import { WebhookDeliveryService } from './webhooks/webhook-delivery.service';
 
@@ -40,7 +41,13 @@ export class SupervisorModule {
           inject: [REDIS],
           useFactory: (redis: Redis) => ({ connection: redis, prefix: config.QUEUE_PREFIX }),
         }),
-        BullModule.registerFlowProducer({ name: TASK_FLOW_PRODUCER }),
+        RequestRedisModule,
+        // Submissions enqueue through the fail-fast connection: a Redis outage must not hold the request.
+        BullModule.registerFlowProducerAsync({
+          name: TASK_FLOW_PRODUCER,
+          inject: [REQUEST_REDIS],
+          useFactory: (redis: Redis) => ({ connection: redis, prefix: config.QUEUE_PREFIX }),
+        }),
         SweeperModule,
       ],
       controllers: [JobsController, HealthController, AdminTasksController, GatewayController, AdminTargetsController],

@@ -5,8 +5,8 @@ import type { FlowProducer } from 'bullmq';
 import type { AppConfig } from '@switchyard/config';
 import { parseJobSubmission, ValidationError, type TaskStatus } from '@switchyard/contracts';
 import { injectTraceCarrier, type Logger } from '@switchyard/observability';
-import { planJob } from '@switchyard/orchestration';
-import { APP_CONFIG, LOGGER } from '@switchyard/platform';
+import { describeError, planJob } from '@switchyard/orchestration';
+import { APP_CONFIG, LOGGER, withDeadline } from '@switchyard/platform';
 import { AdmissionRepository, TaskRepository, WebhookOutboxRepository, type NewTaskRow } from '@switchyard/state';
 import { AdmissionService } from '../admission/admission.service';
 import { ApiError } from '../http/api-error';
@@ -36,10 +36,12 @@ export class JobsService {
   ) {}
 
   /**
-   * Validates, writes the job tree in one transaction as `queued`, then runs an admission pass:
-   * an admitted job's flow is enqueued here, one beyond its tenant's or the fleet's running
-   * limit stays queued (202, status `queued`) for a later pass. If the queue cannot take an
-   * admitted job, the rows are removed again: a job is either fully submitted or not at all.
+   * Validates, writes the job tree in one transaction as `queued` (Postgres is the record: from
+   * here the job is accepted), then runs an admission pass. An admitted job's flow is enqueued
+   * within REDIS_REQUEST_TIMEOUT_MS; if the queue cannot take it in time (Redis away), its
+   * pending tasks have no queue entry and the sweeper's reconcile enqueues them once Redis
+   * answers. A job beyond its tenant's or the fleet's running limit stays queued (202, status
+   * `queued`) for a later pass.
    */
   async submit(tenantId: string, body: unknown, idempotencyKey: string | undefined): Promise<{ job_id: string; status: TaskStatus }> {
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
@@ -65,27 +67,25 @@ export class JobsService {
     }
     // Nothing of a queued job runs, so its callback is in place before it can end.
     if (submission.callback_url !== undefined) await this.webhooks.setCallback(tenantId, plan.jobId, submission.callback_url);
-    const ids = { job_id: plan.jobId, tenant_id: tenantId, type: submission.type, tasks: plan.tasks.length };
+    const logFields = { job_id: plan.jobId, tenant_id: tenantId, type: submission.type, tasks: plan.tasks.length };
     let admitted: string[];
     try {
       admitted = await this.admission.admitNow([plan.jobId]);
     } catch (error) {
       // The job is stored; the next background pass admits it.
-      this.logger.warn({ ...ids, err: error }, 'admission pass failed at submit; the job waits queued');
+      this.logger.warn({ ...logFields, err: describeError(error) }, 'admission pass failed at submit; the job waits queued');
       return { job_id: plan.jobId, status: 'queued' };
     }
     if (!admitted.includes(plan.jobId)) {
-      this.logger.info(ids, 'job submitted and queued: its tenant or the fleet is at its running limit');
+      this.logger.info(logFields, 'job submitted and queued: its tenant or the fleet is at its running limit');
       return { job_id: plan.jobId, status: 'queued' };
     }
     try {
-      await this.flows.add(plan.flow);
+      await withDeadline(this.flows.add(plan.flow), this.config.REDIS_REQUEST_TIMEOUT_MS, 'enqueueing the job');
+      this.logger.info(logFields, 'job submitted');
     } catch (error) {
-      await this.tasks.deleteJob(tenantId, plan.jobId);
-      this.logger.error({ err: error, job_id: plan.jobId }, 'could not enqueue job; submission rolled back');
-      throw ApiError.unavailable('queue_unavailable', 'the job queue is unavailable; nothing was submitted, retry later');
+      this.logger.warn({ ...logFields, err: describeError(error) }, 'job submitted; the queue did not take it in time, the sweeper enqueues it when Redis answers');
     }
-    this.logger.info(ids, 'job submitted');
     return { job_id: plan.jobId, status: 'pending' };
   }
 
