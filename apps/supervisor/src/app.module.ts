@@ -19,6 +19,7 @@ import { GatewayService } from './gateway/gateway.service';
 import { HealthController } from './health/health.controller';
 import { HttpExceptionFilter } from './http/http-exception.filter';
 import { JobsController } from './jobs/jobs.controller';
+import { JobEventsService } from './jobs/job-events.service';
 import { JobsService } from './jobs/jobs.service';
 import { MetricsModule } from './metrics/metrics.module';
 import { TASK_FLOW_PRODUCER } from './queues/queue.constants';
@@ -53,6 +54,7 @@ export class SupervisorModule {
       controllers: [JobsController, HealthController, AdminTasksController, GatewayController, AdminTargetsController],
       providers: [
         JobsService,
+        JobEventsService,
         TenantsConfigStore,
         JobNotifications,
         { provide: AdmissionRepository, inject: [DATABASE], useFactory: (db: DatabaseHandle) => new AdmissionRepository(db.db) },
