@@ -9,11 +9,14 @@ import { TestStack } from '../support/stack';
 
 const ALPHA = { authorization: 'Bearer alpha-key-0001' };
 const BETA = { authorization: 'Bearer beta-key-00002' };
+const FRUGAL = { authorization: 'Bearer frugal-key-003' };
 const SECRET = 'e2e-webhook-secret-0123456789';
 
 interface JobJson {
   job_id: string;
   status: string;
+  degraded?: { reason: string };
+  tasks: Array<{ task_id: string; role: string; route_targets: Array<{ target: string }> }>;
   queue_position?: number;
   progress: { completed: number; total: number };
 }
@@ -34,7 +37,7 @@ describe('admission, webhooks and job events (real supervisor, worker and llm-si
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'switchyard-tenants-'));
     const tenantsPath = join(dir, 'tenants.yaml');
-    writeFileSync(tenantsPath, 'defaults: {max_running_jobs: 2}\nglobal: {max_running_jobs: 64}\ntenants:\n  beta: {max_running_jobs: 4}\n');
+    writeFileSync(tenantsPath, 'defaults: {max_running_jobs: 2}\nglobal: {max_running_jobs: 64}\ntenants:\n  beta: {max_running_jobs: 4}\n  frugal: {daily_budget_usd: 0}\n');
     receiver = createServer((req, res) => {
       let body = '';
       req.on('data', (chunk: Buffer) => (body += chunk.toString()));
@@ -46,7 +49,7 @@ describe('admission, webhooks and job events (real supervisor, worker and llm-si
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/switchyard`;
     stack = await TestStack.start({
-      apiKeys: 'alpha:alpha-key-0001,beta:beta-key-00002',
+      apiKeys: 'alpha:alpha-key-0001,beta:beta-key-00002,frugal:frugal-key-003',
       workers: 1,
       env: { TENANTS_CONFIG: tenantsPath, WEBHOOK_SECRET: SECRET, WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WORKER_CONCURRENCY: '16' },
     });
@@ -148,5 +151,25 @@ describe('admission, webhooks and job events (real supervisor, worker and llm-si
     expect(events.length).toBeGreaterThanOrEqual(2);
     expect(events.slice(0, -1).every((e) => e.event === 'job')).toBe(true);
     expect(events.at(-1)).toMatchObject({ event: 'end', data: { job_id: res.json.job_id, status: 'success' } });
+  });
+
+  it("runs a tenant over its daily budget on local targets only and says the job was degraded; other tenants still use the cloud", async () => {
+    const frugal = await stack.request<{ job_id: string }>('POST', '/v1/jobs', docJob('f-0'), FRUGAL);
+    const normal = await stack.request<{ job_id: string }>('POST', '/v1/jobs', docJob('n-0'), BETA);
+    const degraded = await stack.waitForJob<JobJson>(frugal.json.job_id, FRUGAL);
+    const regular = await stack.waitForJob<JobJson>(normal.json.job_id, BETA);
+    expect(degraded.status).toBe('success');
+    expect(degraded.degraded).toMatchObject({ reason: 'daily_budget_spent', daily_budget_usd: 0 });
+    expect(regular.degraded).toBeUndefined();
+
+    const calls = await stack.simCalls();
+    const targetsOf = (job: JobJson) => {
+      const ids = new Set(job.tasks.map((t) => t.task_id));
+      return calls.filter((c) => ids.has(c.headers['x-switchyard-task'] ?? '')).map((c) => c.target);
+    };
+    expect(targetsOf(degraded).length).toBeGreaterThan(0);
+    expect(targetsOf(degraded).every((target) => target.startsWith('local_'))).toBe(true);
+    // The same job of a tenant within its budget synthesizes on the cloud (the shipped routes).
+    expect(targetsOf(regular)).toContain('cloud_main');
   });
 });

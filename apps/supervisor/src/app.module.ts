@@ -4,8 +4,8 @@ import { BullModule } from '@nestjs/bullmq';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
-import { CoreModule, DATABASE, LedgerModule, REDIS, RouterRuntime, TenantsConfigStore, routerProvider } from '@switchyard/platform';
-import { AdmissionRepository, WebhookOutboxRepository, type DatabaseHandle } from '@switchyard/state';
+import { CoreModule, DATABASE, LedgerModule, REDIS, RouterRuntime, routerProvider } from '@switchyard/platform';
+import { AdmissionRepository, TenantBudgetRepository, WebhookOutboxRepository, type DatabaseHandle } from '@switchyard/state';
 import { AdmissionService } from './admission/admission.service';
 import { JOB_STARTER, QueueJobStarter } from './admission/job-starter';
 import { AdminTargetsController } from './admin/targets.controller';
@@ -55,10 +55,10 @@ export class SupervisorModule {
       providers: [
         JobsService,
         JobEventsService,
-        TenantsConfigStore,
         JobNotifications,
         { provide: AdmissionRepository, inject: [DATABASE], useFactory: (db: DatabaseHandle) => new AdmissionRepository(db.db) },
         { provide: WebhookOutboxRepository, inject: [DATABASE], useFactory: (db: DatabaseHandle) => new WebhookOutboxRepository(db.db) },
+        { provide: TenantBudgetRepository, inject: [DATABASE], useFactory: (db: DatabaseHandle) => new TenantBudgetRepository(db.db) },
         { provide: JOB_STARTER, useClass: QueueJobStarter },
         AdmissionService,
         WebhookDeliveryService,

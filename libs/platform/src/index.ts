@@ -6,3 +6,4 @@ export * from './shutdown';
 export * from './router.provider';
 export * from './ledger.module';
 export * from './tenants-config';
+export * from './tenant-budget-guard';

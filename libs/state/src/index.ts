@@ -8,3 +8,4 @@ export * from './repositories/model-call-result.repository';
 export * from './repositories/job-stats.repository';
 export * from './repositories/admission.repository';
 export * from './repositories/webhook-outbox.repository';
+export * from './repositories/tenant-budget.repository';

@@ -7,7 +7,7 @@ import { parseJobSubmission, ValidationError, type TaskStatus } from '@switchyar
 import { injectTraceCarrier, type Logger } from '@switchyard/observability';
 import { describeError, planJob } from '@switchyard/orchestration';
 import { APP_CONFIG, LOGGER, withDeadline } from '@switchyard/platform';
-import { AdmissionRepository, TaskRepository, WebhookOutboxRepository, type NewTaskRow } from '@switchyard/state';
+import { AdmissionRepository, TaskRepository, TenantBudgetRepository, WebhookOutboxRepository, type NewTaskRow } from '@switchyard/state';
 import { AdmissionService } from '../admission/admission.service';
 import { ApiError } from '../http/api-error';
 import { TASK_FLOW_PRODUCER } from '../queues/queue.constants';
@@ -30,6 +30,7 @@ export class JobsService {
     private readonly admission: AdmissionService,
     private readonly admissions: AdmissionRepository,
     private readonly webhooks: WebhookOutboxRepository,
+    private readonly budgets: TenantBudgetRepository,
     @InjectFlowProducer(TASK_FLOW_PRODUCER) private readonly flows: FlowProducer,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -103,9 +104,12 @@ export class JobsService {
     const rows = await this.tasks.findJobTree(tenantId, jobId);
     if (rows.length === 0 || rows[0]?.parentTaskId !== null) throw ApiError.notFound(`job ${jobId}`);
     const job = presentJob(rows);
-    if (job.status !== 'queued') return job;
-    const position = await this.admissions.queuePosition(tenantId, jobId);
-    return position === null ? job : { ...job, queue_position: position };
+    if (job.status === 'queued') {
+      const position = await this.admissions.queuePosition(tenantId, jobId);
+      return position === null ? job : { ...job, queue_position: position };
+    }
+    const degradation = await this.budgets.degradationOf(tenantId, jobId);
+    return degradation === null ? job : { ...job, degraded: { reason: degradation.reason, since: degradation.since.toISOString(), ...degradation.detail } };
   }
 
   async list(tenantId: string, query: JobListQuery): Promise<{ jobs: JobListItem[]; next_cursor: string | null }> {

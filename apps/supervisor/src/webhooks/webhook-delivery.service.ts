@@ -2,8 +2,9 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy }
 import type { AppConfig } from '@switchyard/config';
 import { describeError, type Logger } from '@switchyard/observability';
 import { APP_CONFIG, LOGGER } from '@switchyard/platform';
-import { TaskRepository, WebhookOutboxRepository } from '@switchyard/state';
-import { presentJob } from '../jobs/job.presenter';
+import { WebhookOutboxRepository } from '@switchyard/state';
+import { ApiError } from '../http/api-error';
+import { JobsService } from '../jobs/jobs.service';
 import { CoalescedPass } from '../notifications/coalesced-pass';
 import { JobNotifications } from '../notifications/job-notifications';
 import { WebhookDelivery } from './webhook-delivery';
@@ -17,7 +18,7 @@ export class WebhookDeliveryService implements OnApplicationBootstrap, OnModuleD
 
   constructor(
     outbox: WebhookOutboxRepository,
-    tasks: TaskRepository,
+    jobs: JobsService,
     private readonly notifications: JobNotifications,
     @Inject(APP_CONFIG) config: AppConfig,
     @Inject(LOGGER) logger: Logger,
@@ -32,10 +33,8 @@ export class WebhookDeliveryService implements OnApplicationBootstrap, OnModuleD
       logger: log,
       send: webhookSender(config.WEBHOOK_ALLOWED_HOSTS, config.WEBHOOK_TIMEOUT_MS),
       claimLeaseMs: 2 * config.WEBHOOK_TIMEOUT_MS + 5_000,
-      presentJob: async (tenantId, jobId) => {
-        const rows = await tasks.findJobTree(tenantId, jobId);
-        return rows[0]?.parentTaskId === null ? presentJob(rows) : null;
-      },
+      // The body is the job exactly as GET /v1/jobs/:id shows it; a deleted job has nothing left to send.
+      presentJob: (tenantId, jobId) => jobs.get(tenantId, jobId).catch((error: unknown) => (isNotFound(error) ? null : Promise.reject(error))),
     });
     this.background = new CoalescedPass(
       () => delivery.deliverDue(),
@@ -56,3 +55,5 @@ export class WebhookDeliveryService implements OnApplicationBootstrap, OnModuleD
     await this.background?.stop();
   }
 }
+
+const isNotFound = (error: unknown): boolean => error instanceof ApiError && error.getStatus() === 404;
