@@ -78,8 +78,11 @@ export class JobsService {
       return { job_id: plan.jobId, status: 'queued' };
     }
     if (!admitted.includes(plan.jobId)) {
-      this.logger.info(logFields, 'job submitted and queued: its tenant or the fleet is at its running limit');
-      return { job_id: plan.jobId, status: 'queued' };
+      // Another pass (the interval, another supervisor) may have admitted and started it meanwhile.
+      const status = (await this.admissions.jobStatus(tenantId, plan.jobId)) ?? 'queued';
+      if (status === 'queued') this.logger.info(logFields, 'job submitted and queued: its tenant or the fleet is at its running limit');
+      else this.logger.info(logFields, 'job submitted; admitted by a concurrent admission pass');
+      return { job_id: plan.jobId, status };
     }
     try {
       await withDeadline(this.flows.add(plan.flow), this.config.REDIS_REQUEST_TIMEOUT_MS, 'enqueueing the job');

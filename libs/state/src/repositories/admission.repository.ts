@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import type { TaskStatus } from '@switchyard/contracts';
 import type { Database } from '../database';
 
 export interface QueuedJobHead {
@@ -72,6 +73,13 @@ export class AdmissionRepository {
       where job_id = ${jobId} and parent_task_id is not null and status = 'pending'
       order by ordinal, created_at`);
     return result.rows.map((r) => ({ taskId: r.task_id, jobId: r.job_id, tenantId: r.tenant_id, role: r.role }));
+  }
+
+  /** A job's status (its root row), or null when there is no such job of the tenant. */
+  async jobStatus(tenantId: string, jobId: string): Promise<TaskStatus | null> {
+    const result = await this.db.execute<{ status: TaskStatus }>(sql`
+      select status from agent_task_state where task_id = ${jobId} and tenant_id = ${tenantId} and parent_task_id is null`);
+    return result.rows[0]?.status ?? null;
   }
 
   /** 1-based place of a queued job among its tenant's queued jobs; null when it is not queued. */
