@@ -7,9 +7,9 @@ import type { AppConfig } from '@switchyard/config';
 import { AGENT_ROLES, AgentRoleSchema, type AgentRole } from '@switchyard/contracts';
 import type { Logger } from '@switchyard/observability';
 import { IdempotentModelRouter, TaskRunner, agentRegistry } from '@switchyard/orchestration';
-import { APP_CONFIG, CoreModule, DATABASE, LOGGER, LedgerModule, REDIS, RouterRuntime, routerProvider } from '@switchyard/platform';
+import { APP_CONFIG, CoreModule, DATABASE, DurableLedgerRows, LOGGER, LedgerModule, REDIS, RouterRuntime, routerProvider } from '@switchyard/platform';
 import { Router } from '@switchyard/router';
-import { ModelCallResultRepository, TaskRepository, type DatabaseHandle } from '@switchyard/state';
+import { AttemptLedgerRepository, ModelCallResultRepository, TaskRepository, type DatabaseHandle } from '@switchyard/state';
 import { PROCESSORS_BY_ROLE } from './processors/role.processors';
 import { ShutdownSignal } from './processors/shutdown-signal';
 import type { TaskProcessor } from './processors/task.processor';
@@ -51,12 +51,17 @@ export class WorkerModule {
         ShutdownSignal,
         {
           provide: TaskRunner,
-          inject: [TaskRepository, Router, DATABASE, APP_CONFIG, LOGGER],
-          useFactory: (tasks: TaskRepository, router: Router, database: DatabaseHandle, appConfig: AppConfig, log: Logger) =>
+          inject: [TaskRepository, Router, DATABASE, APP_CONFIG, LOGGER, DurableLedgerRows],
+          useFactory: (tasks: TaskRepository, router: Router, database: DatabaseHandle, appConfig: AppConfig, log: Logger, durableRows: DurableLedgerRows) =>
             new TaskRunner({
               tasks,
-              // Paid-once: a step replayed after a crash reuses the answer its first run stored.
-              router: new IdempotentModelRouter(router, new ModelCallResultRepository(database.db)),
+              // Paid-once: a step replayed after a crash reuses the answer its first run stored;
+              // each upstream attempt's ledger row is written before its request is sent.
+              router: new IdempotentModelRouter(
+                router,
+                new ModelCallResultRepository(database.db, database.pool),
+                { ledger: new AttemptLedgerRepository(database.db, database.pool), onRowsWritten: (rows) => durableRows.add(rows) },
+              ),
               agents,
               workerId,
               logger: log,

@@ -1,24 +1,25 @@
 import { z } from 'zod';
 import { PrioritySchema, SensitivitySchema } from './request-meta.schema';
+import { SafeString, truncateForEcho } from './safe-string';
 
 export const MAX_DOCUMENTS_PER_JOB = 50;
 
 export const JobMetaSchema = z.strictObject({
   sensitivity: SensitivitySchema.default('internal'),
   priority: PrioritySchema.default('normal'),
-  business_type: z.string().min(1).max(64).optional(),
-  tags: z.array(z.string().min(1).max(64)).max(32).default([]),
+  business_type: SafeString.min(1).max(64).optional(),
+  tags: z.array(SafeString.min(1).max(64)).max(32).default([]),
 });
 export type JobMeta = z.infer<typeof JobMetaSchema>;
 
 export const DocumentSchema = z.strictObject({
-  id: z.string().min(1).max(200),
-  text: z.string().min(1).max(200_000),
+  id: SafeString.min(1).max(200),
+  text: SafeString.min(1).max(200_000),
 });
 
 export const DocReviewInputSchema = z
   .strictObject({
-    question: z.string().min(1).max(4_000),
+    question: SafeString.min(1).max(4_000),
     documents: z
       .array(DocumentSchema)
       .min(1, 'at least one document is required')
@@ -28,7 +29,7 @@ export const DocReviewInputSchema = z
     const seen = new Set<string>();
     input.documents.forEach((doc, index) => {
       if (seen.has(doc.id)) {
-        ctx.addIssue({ code: 'custom', path: ['documents', index, 'id'], message: `duplicate document id "${doc.id}"` });
+        ctx.addIssue({ code: 'custom', path: ['documents', index, 'id'], message: `duplicate document id "${truncateForEcho(doc.id)}"` });
       }
       seen.add(doc.id);
     });
@@ -51,7 +52,7 @@ export function isJobType(value: unknown): value is JobType {
  * pass (see `parseJobSubmission`) so that errors name `input.<field>` precisely.
  */
 export const JobSubmissionEnvelopeSchema = z.strictObject({
-  type: z.string().min(1),
+  type: SafeString.min(1).max(64),
   input: z.unknown(),
   meta: JobMetaSchema.default({ sensitivity: 'internal', priority: 'normal', tags: [] }),
   /** Where the finished job is POSTed (SPEC §6); the supervisor checks scheme and address. */

@@ -14,7 +14,7 @@ import { systemClock, type Clock } from './clock';
 import type { CompiledRouterConfig } from './config/compile-router-config';
 import type { RoutingPolicy, TargetConfig } from './config/router-config.schema';
 import type { FailureClass } from './health/health-settings';
-import type { AttemptEvent, CallObserver } from './observe/call-observer';
+import type { AttemptEvent, AttemptRecorder, CallObserver } from './observe/call-observer';
 import { missingApiKeyFilter, resolveApiKey, type SecretResolver } from './providers/api-key';
 import type { ChatMessage, ProviderResult } from './providers/chat-provider';
 import { openAiProviders, ProviderRegistry, type ProviderFactory } from './providers/provider-registry';
@@ -74,6 +74,8 @@ export interface ChatCallRequest {
    * longer fail over (the caller has part of an answer), so a later failure ends the call.
    */
   onDelta?: (text: string, target: string) => void;
+  /** Records this call's attempts durably; its attempts are flagged `recordedByCaller` to the observers. */
+  attemptRecorder?: AttemptRecorder;
 }
 
 export interface CallContext {
@@ -245,9 +247,10 @@ export class Router implements RouterAdmin {
         throw error;
       }
 
-      const outcome = await this.attempt(decision, meta, request, remainingMs);
+      const attempt = attempts.length + 1;
+      const outcome = await this.attempt(decision, meta, request, remainingMs, attempt);
       attempts.push(outcome.record);
-      this.notify(decision, meta, request, outcome);
+      this.notify(decision, meta, request, outcome, attempt);
       if (outcome.ok) return this.result(outcome.result, outcome.record, decision, meta, attempts, started);
       if ('aborted' in outcome) throw new CallAbortedError(attempts, { cause: outcome.aborted });
       lastError = outcome.error;
@@ -382,7 +385,7 @@ export class Router implements RouterAdmin {
     throw new ContextWindowExceededError(tokens, windows, share);
   }
 
-  private async attempt(decision: RoutingDecision, meta: RequestMeta, request: ChatCallRequest, remainingMs: number): Promise<AttemptOutcome> {
+  private async attempt(decision: RoutingDecision, meta: RequestMeta, request: ChatCallRequest, remainingMs: number, attempt: number): Promise<AttemptOutcome> {
     const { target, rule } = decision;
     // decideRoute already enforces this; checking again at the point of egress keeps any
     // path around the decision (manual force, hedging) from sending sensitive data out.
@@ -404,6 +407,19 @@ export class Router implements RouterAdmin {
       request.signal,
     );
     const provider = this.providers.get(target, apiKey);
+    if (request.attemptRecorder) {
+      const estimatedInputTokens = meta.estimated_input_tokens ?? 0;
+      await request.attemptRecorder.started({
+        at: new Date(),
+        attempt,
+        target,
+        rule,
+        meta,
+        context: request.context,
+        estimatedInputTokens,
+        estimatedInputCostUsd: costUsd(target, { inputTokens: estimatedInputTokens, outputTokens: 0 }),
+      });
+    }
     state.begin(this.clock.now(), (meta.estimated_input_tokens ?? 0) + (maxTokens ?? 0));
     const onDelta = request.onDelta;
     let streamed = false;
@@ -479,8 +495,9 @@ export class Router implements RouterAdmin {
     }
   }
 
-  private notify(decision: RoutingDecision, meta: RequestMeta, request: ChatCallRequest, outcome: AttemptOutcome): void {
-    if (this.observers.length === 0) return;
+  private notify(decision: RoutingDecision, meta: RequestMeta, request: ChatCallRequest, outcome: AttemptOutcome, attempt: number): void {
+    const recorder = request.attemptRecorder;
+    if (this.observers.length === 0 && recorder === undefined) return;
     const usage = outcome.ok ? this.usageOf(outcome.result, meta) : undefined;
     const firstTokenMs = outcome.ok ? outcome.result.firstTokenMs : undefined;
     const event: AttemptEvent = {
@@ -496,7 +513,16 @@ export class Router implements RouterAdmin {
       latencyMs: outcome.record.latencyMs,
       ...(firstTokenMs === undefined ? {} : { firstTokenMs }),
       costUsd: usage ? costUsd(decision.target, usage) : 0,
+      attempt,
+      ...(recorder ? { recordedByCaller: true } : {}),
     };
+    if (recorder) {
+      try {
+        recorder.finished(event);
+      } catch (error) {
+        this.logger.error({ err: error }, 'attempt recorder failed');
+      }
+    }
     for (const observer of this.observers) {
       try {
         observer.onAttempt(event);

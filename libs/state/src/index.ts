@@ -5,6 +5,7 @@ export * from './repositories/task.repository';
 export * from './repositories/ledger.repository';
 export * from './repositories/task-recovery.repository';
 export * from './repositories/model-call-result.repository';
+export * from './repositories/attempt-ledger.repository';
 export * from './repositories/job-stats.repository';
 export * from './repositories/admission.repository';
 export * from './repositories/webhook-outbox.repository';

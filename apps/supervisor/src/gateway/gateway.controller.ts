@@ -2,6 +2,7 @@ import { Body, Controller, Headers, Post, Res, UseGuards } from '@nestjs/common'
 import type { FastifyReply } from 'fastify';
 import { ApiKeyGuard } from '../auth/api-key.guard';
 import { Tenant } from '../auth/tenant.decorator';
+import { TENANT_ROUTER_ERRORS } from '../http/tenant-errors';
 import { parseChatCompletionRequest } from './chat-completion.schema';
 import { GatewayService, RetryLaterError, type GatewayAnswer } from './gateway.service';
 
@@ -72,7 +73,7 @@ export class GatewayController {
     } catch (error) {
       // Before the first byte the error is an ordinary JSON error; after it, the stream ends with an error event.
       if (!reply.raw.headersSent) throw withRetryAfter(reply, error);
-      reply.raw.write(frame({ error: { code: 'upstream_failed', message: error instanceof Error ? error.message : String(error) } }));
+      reply.raw.write(frame({ error: { code: 'upstream_failed', message: TENANT_ROUTER_ERRORS.upstream_failed.message } }));
       reply.raw.end();
       return;
     }

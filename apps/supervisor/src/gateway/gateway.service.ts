@@ -15,6 +15,7 @@ import {
 } from '@switchyard/router';
 import { ApiError } from '../http/api-error';
 import { REQUEST_REDIS } from '../queues/request-redis.module';
+import { tenantRouterError } from '../http/tenant-errors';
 import type { ParsedChatRequest } from './chat-completion.schema';
 import { GatewayResponseStore, type StoredAnswer } from './gateway-response.store';
 import { QueueFullError, QueueTimeoutError, SlotWaitQueue, waitingForSlotCanHelp, type QueueTicket } from './slot-wait-queue';
@@ -219,24 +220,18 @@ export class GatewayService {
   }
 }
 
-/** Router and queue failures as the API reports them: busy (503), too large (400), upstream failed (502). */
+/** Router and queue failures as the API reports them: busy (503), too large (400), upstream failed (502); details only in the log. */
 export function toApiError(error: unknown): unknown {
   if (error instanceof QueueFullError || error instanceof QueueTimeoutError) {
-    return new RetryLaterError('overloaded', `busy: ${error.message}; retry later`, RETRY_AFTER_S);
+    return new RetryLaterError('overloaded', 'busy: every model target is at capacity; retry later', RETRY_AFTER_S);
   }
-  if (error instanceof NoEligibleTargetError) {
-    return new ApiError(HttpStatus.SERVICE_UNAVAILABLE, 'no_eligible_target', `busy: no model target can take this request right now; retry later (${error.message})`);
-  }
-  if (error instanceof ContextWindowExceededError) {
-    return new ApiError(HttpStatus.BAD_REQUEST, 'context_length_exceeded', error.message, [{ path: 'messages', message: error.message }]);
-  }
+  if (error instanceof NoEligibleTargetError) return tenantRouterError('no_eligible_target', error);
+  if (error instanceof ContextWindowExceededError) return tenantRouterError('context_length_exceeded', error);
   if (error instanceof CallAbortedError) {
     return new ApiError(CLIENT_CLOSED_REQUEST as HttpStatus, 'client_closed_request', error.message);
   }
   if (error instanceof RouterCallError) {
-    return error.lastErrorClass === 'bad_request'
-      ? new ApiError(HttpStatus.BAD_REQUEST, 'upstream_rejected_request', error.message)
-      : new ApiError(HttpStatus.BAD_GATEWAY, 'upstream_failed', error.message);
+    return tenantRouterError(error.lastErrorClass === 'bad_request' ? 'upstream_rejected_request' : 'upstream_failed', error);
   }
   return error;
 }

@@ -1,4 +1,5 @@
 import type { RequestMeta } from '@switchyard/contracts';
+import type { AttemptRecorder } from '@switchyard/router';
 
 /**
  * What agents need from the router. Declared here (the consumer) so that orchestration
@@ -24,6 +25,8 @@ export interface ModelChatRequest {
   idempotencyKey?: string;
   signal?: AbortSignal;
   context?: ModelCallContext;
+  /** Records the call's upstream attempts durably (see IdempotentModelRouter). */
+  attemptRecorder?: AttemptRecorder;
 }
 
 /** Who made a call: the cost ledger records it, and the job scopes the retry budget. */
