@@ -130,4 +130,22 @@ describe('admission across two supervisors (real Postgres)', () => {
     expect(await Promise.all(jobs.map((id) => repository.queuePosition(tenant, id)))).toEqual([null, 1, 2]);
     expect(await repository.queuePosition('another-tenant', jobs[1]!)).toBeNull();
   });
+
+  it('cancels a queued job with its tasks, and never admits it afterwards', async () => {
+    const tenant = `c-${randomUUID().slice(0, 8)}`;
+    const path = tenantsFile(`defaults: {max_running_jobs: 1}\n`);
+    const t0 = Date.now();
+    const running = await submitQueued(tenant, new Date(t0));
+    const waiting = await submitQueued(tenant, new Date(t0 + 1));
+    const started: string[] = [];
+    const admission = supervisor(database, path, started);
+    expect(await admission.admitNow()).toEqual([running]);
+
+    expect(await new TaskRepository(database.db).cancelJob(tenant, waiting)).toEqual({ status: 'cancelled', cancelled: true });
+    const statuses = await database.db.execute<{ status: string }>(sql`select status from agent_task_state where job_id = ${waiting}`);
+    expect(statuses.rows.map((r) => r.status)).toEqual(['cancelled', 'cancelled']);
+    await finish(running);
+    expect(await admission.admitNow()).toEqual([]);
+    expect(started).toEqual([running]);
+  });
 });
