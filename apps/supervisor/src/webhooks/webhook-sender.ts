@@ -13,10 +13,10 @@ export type SendWebhook = (url: string, body: string, headers: Record<string, st
  * connection goes to the very address that was checked, so a name that re-resolves to an
  * inner address after the submit-time check (DNS rebinding) is refused at delivery.
  */
-export function guardedLookup(allowedHosts: readonly string[], host: string): LookupFunction {
+export function guardedLookup(allowedHosts: readonly string[], host: string, resolve: typeof dnsLookup = dnsLookup): LookupFunction {
   const hostAllowed = allowedHosts.some((allowed) => allowed.toLowerCase() === host.toLowerCase());
   return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    resolve(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '', 0);
       const list = addresses as unknown as LookupAddress[];
       const refused = hostAllowed ? undefined : list.find((a) => isRefusedAddress(a.address, allowedHosts));
