@@ -14,6 +14,7 @@ import { webhookSender } from './webhook-sender';
 @Injectable()
 export class WebhookDeliveryService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly background: CoalescedPass | undefined;
+  private readonly delivery: WebhookDelivery | undefined;
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -36,6 +37,7 @@ export class WebhookDeliveryService implements OnApplicationBootstrap, OnModuleD
       // The body is the job exactly as GET /v1/jobs/:id shows it; a deleted job has nothing left to send.
       presentJob: (tenantId, jobId) => jobs.get(tenantId, jobId).catch((error: unknown) => (isNotFound(error) ? null : Promise.reject(error))),
     });
+    this.delivery = delivery;
     this.background = new CoalescedPass(
       () => delivery.deliverDue(),
       config.WEBHOOK_POLL_MS,
@@ -52,6 +54,7 @@ export class WebhookDeliveryService implements OnApplicationBootstrap, OnModuleD
 
   async onModuleDestroy(): Promise<void> {
     this.unsubscribe?.();
+    this.delivery?.stop();
     await this.background?.stop();
   }
 }

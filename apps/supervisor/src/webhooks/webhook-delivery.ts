@@ -25,7 +25,14 @@ export interface WebhookDeliveryOptions {
  * row to be delivered again after the claim lease.
  */
 export class WebhookDelivery {
+  private stopping = false;
+
   constructor(private readonly options: WebhookDeliveryOptions) {}
+
+  /** Finish the POST in progress and take no further row: the rest of the batch is due again after its claim lease. */
+  stop(): void {
+    this.stopping = true;
+  }
 
   async deliverDue(): Promise<{ delivered: number; failed: number }> {
     const { outbox, logger } = this.options;
@@ -33,6 +40,7 @@ export class WebhookDelivery {
     let delivered = 0;
     let failed = 0;
     for (const row of rows) {
+      if (this.stopping) break;
       const ids = { job_id: row.jobId, tenant_id: row.tenantId, outbox_id: row.id, attempt: row.attempts };
       const job = await this.options.presentJob(row.tenantId, row.jobId);
       if (job === null) {
