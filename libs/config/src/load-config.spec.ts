@@ -1,4 +1,4 @@
-import { describeProxy, upstreamProxyFrom } from './env.schema';
+import { describeProxy, listenDatabaseUrl, upstreamProxyFrom } from './env.schema';
 import { ConfigError, loadConfig } from './load-config';
 
 describe('loadConfig', () => {
@@ -105,6 +105,14 @@ describe('loadConfig', () => {
     expect(caught).toBeInstanceOf(ConfigError);
     expect((caught as ConfigError).problems.map((p) => p.variable)).toEqual([variable]);
     expect((caught as Error).message).not.toContain('hunter2');
+  });
+
+  it('sends a LISTEN connection to a session, never through a transaction pooler', () => {
+    const direct = 'postgres://postgres@db:5432/switchyard';
+    const pooled = 'postgres://postgres@pgbouncer:6432/switchyard';
+    expect(listenDatabaseUrl(loadConfig({ DATABASE_URL: direct }))).toBe(direct);
+    expect(listenDatabaseUrl(loadConfig({ DATABASE_URL: pooled, DATABASE_POOL_MODE: 'transaction', MIGRATE_DATABASE_URL: direct }))).toBe(direct);
+    expect(listenDatabaseUrl(loadConfig({ DATABASE_URL: pooled, DATABASE_POOL_MODE: 'transaction' }))).toBeUndefined();
   });
 
   it('treats blank values as unset', () => {

@@ -7,3 +7,5 @@ export * from './shutdown';
 export * from './router.provider';
 export * from './ledger.module';
 export * from './startup-checks';
+export * from './tenants-config';
+export * from './tenant-budget-guard';
