@@ -6,8 +6,9 @@ import type { RedisConnection } from './redis';
 /**
  * The fleet view of the router: every process (supervisor, workers) keeps its own health,
  * breakers and in-flight counts, and publishes its `router.snapshot()` every few seconds
- * under `<prefix>:router:snapshots:<processId>` (JSON, short TTL). An index sorted set
- * `<prefix>:router:snapshots` (score = report time) lets a reader find them without SCAN.
+ * under `{<keyspace>:router-fleet}:snapshots:<processId>` (JSON, short TTL). An index sorted
+ * set `{<keyspace>:router-fleet}:snapshots` (score = report time) lets a reader find them
+ * without SCAN.
  */
 export type ProcessRole = 'supervisor' | 'worker';
 

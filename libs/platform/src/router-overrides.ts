@@ -8,7 +8,7 @@ import { connectionNameOf, duplicateConnection, type RedisConnection } from './r
  * one Redis hash under the queue prefix, announced on a pub/sub channel. Every process
  * applies the hash to its own Router; the hash is the truth, a message only says "look now".
  *
- * Hash `<prefix>:router:overrides`:
+ * Hash `{<keyspace>:router-overrides}:overrides` (its own hash tag, see redis-keys.ts):
  *   `drained:<target>` → ISO time of the drain (present = drained)
  *   `force_primary`    → target name (absent = normal routing)
  */
