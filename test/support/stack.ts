@@ -54,7 +54,14 @@ export interface StackOptions {
  * set it and then load existing e2e specs, which run unchanged on that topology.
  */
 export type StackTopology = 'direct' | 'pgbouncer' | 'cluster';
-let topologyForNewStacks: StackTopology = 'direct';
+const TOPOLOGIES: readonly StackTopology[] = ['direct', 'pgbouncer', 'cluster'];
+/** `SWITCHYARD_E2E_TOPOLOGY=cluster npx jest --selectProjects e2e` runs the whole e2e suite on that topology. */
+function topologyFromEnv(value = process.env.SWITCHYARD_E2E_TOPOLOGY): StackTopology {
+  if (value === undefined || value === '') return 'direct';
+  if (!(TOPOLOGIES as readonly string[]).includes(value)) throw new Error(`SWITCHYARD_E2E_TOPOLOGY must be one of ${TOPOLOGIES.join(', ')}`);
+  return value as StackTopology;
+}
+let topologyForNewStacks: StackTopology = topologyFromEnv();
 export function useTopologyForNewStacks(topology: StackTopology): void {
   topologyForNewStacks = topology;
 }
