@@ -1,9 +1,10 @@
 /**
  * Drill: Postgres behind PgBouncer in transaction mode (Debian's pgbouncer 1.18, no
- * prepared-statement support), a pooler of this test's own. The doc_review and recovery e2e
- * specs run unchanged with every process's DATABASE_URL going through a pooler
- * (DATABASE_POOL_MODE=transaction) and migrations through MIGRATE_DATABASE_URL; and a process
- * left in session mode behind the pooler stops at start, naming the variable.
+ * prepared-statement support), a pooler of this test's own. The doc_review and admission /
+ * webhooks / events e2e specs (advisory transaction locks; LISTEN on the direct URL) run
+ * unchanged with every process's DATABASE_URL going through a pooler
+ * (DATABASE_POOL_MODE=transaction) and migrations through MIGRATE_DATABASE_URL; and a
+ * process left in session mode behind the pooler stops at start, naming the variable.
  */
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
@@ -13,9 +14,9 @@ import { dropDatabase } from '@switchyard/state';
 import { PrivatePgBouncer } from '../support/ha-services';
 import { ManagedProcess, REPO_ROOT, freePort } from '../support/processes';
 import { TestStack, useTopologyForNewStacks } from '../support/stack';
-// The existing end-to-end specs, unchanged, run again here on this topology.
+// The existing end-to-end specs, unchanged, run again here on this topology (recovery: pgbouncer-recovery.e2e-spec.ts).
 import './doc-review.e2e-spec';
-import './recovery.e2e-spec';
+import './admission-webhooks-events.e2e-spec';
 
 jest.setTimeout(150_000);
 
