@@ -73,10 +73,13 @@ export class PrivateSentinelSet {
     return set;
   }
 
-  /** REDIS_* for processes that reach the primary through the sentinels. */
+  /**
+   * REDIS_* for processes that reach the primary through the sentinels. REDIS_URL names the
+   * first primary itself: a process that ignored the sentinels would stay with it and die with it.
+   */
   get env(): Record<string, string> {
     return {
-      REDIS_URL: 'redis://127.0.0.1:6379',
+      REDIS_URL: `redis://127.0.0.1:${this.redisPorts[0]}`,
       REDIS_SENTINELS: this.sentinelPorts.map((p) => `127.0.0.1:${p}`).join(','),
       REDIS_SENTINEL_MASTER: this.masterName,
     };
