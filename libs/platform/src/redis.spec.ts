@@ -9,8 +9,15 @@ describe('Redis connection factory', () => {
     opened.push(connection);
     return connection;
   };
-  afterEach(() => {
-    for (const connection of opened.splice(0)) connection.disconnect();
+  afterEach(async () => {
+    // Wait for each to end: a connection still retrying in the background would keep jest alive.
+    await Promise.all(
+      opened.splice(0).map(async (connection) => {
+        const ended = connection.status === 'end' ? Promise.resolve() : new Promise((resolve) => connection.once('end', resolve));
+        connection.disconnect();
+        await ended;
+      }),
+    );
   });
 
   it('chooses the topology from the variables: one server, Sentinel or Cluster', () => {
