@@ -1,10 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
-import { BullModule } from '@nestjs/bullmq';
-import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
-import { CoreModule, LedgerModule, REDIS, RouterRuntime, routerProvider } from '@switchyard/platform';
+import { CoreModule, LedgerModule, RouterRuntime, routerProvider } from '@switchyard/platform';
 import { AdminTargetsController } from './admin/targets.controller';
 import { AdminTasksController } from './admin/tasks.controller';
 import { AdminTokenGuard } from './auth/admin-token.guard';
@@ -18,8 +16,9 @@ import { HttpExceptionFilter } from './http/http-exception.filter';
 import { JobsController } from './jobs/jobs.controller';
 import { JobsService } from './jobs/jobs.service';
 import { MetricsModule } from './metrics/metrics.module';
-import { TASK_FLOW_PRODUCER } from './queues/queue.constants';
 import { SweeperModule } from './sweeper/sweeper.module';
+import { WorkflowsController } from './workflows/workflows.controller';
+import { WorkflowsModule } from './workflows/workflows.module';
 
 @Module({})
 export class SupervisorModule {
@@ -31,14 +30,10 @@ export class SupervisorModule {
         LedgerModule.forRoot('gateway'),
         CostsModule,
         MetricsModule,
-        BullModule.forRootAsync({
-          inject: [REDIS],
-          useFactory: (redis: Redis) => ({ connection: redis, prefix: config.QUEUE_PREFIX }),
-        }),
-        BullModule.registerFlowProducer({ name: TASK_FLOW_PRODUCER }),
+        WorkflowsModule,
         SweeperModule,
       ],
-      controllers: [JobsController, HealthController, AdminTasksController, GatewayController, AdminTargetsController],
+      controllers: [JobsController, WorkflowsController, HealthController, AdminTasksController, GatewayController, AdminTargetsController],
       providers: [
         JobsService,
         routerProvider,

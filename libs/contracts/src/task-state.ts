@@ -1,9 +1,10 @@
 import { z } from 'zod';
 
-export const TASK_STATUSES = ['pending', 'running', 'success', 'failed', 'paused', 'cancelled'] as const;
+/** `skipped`: an optional task given up under degradation (no eligible target, out of retries, timed out); its dependents go on without it. */
+export const TASK_STATUSES = ['pending', 'running', 'success', 'failed', 'paused', 'cancelled', 'skipped'] as const;
 export const TaskStatusSchema = z.enum(TASK_STATUSES);
 export type TaskStatus = z.infer<typeof TaskStatusSchema>;
-export const TERMINAL_STATUSES: readonly TaskStatus[] = ['success', 'failed', 'cancelled'];
+export const TERMINAL_STATUSES: readonly TaskStatus[] = ['success', 'failed', 'cancelled', 'skipped'];
 
 /** One upstream attempt of one step, as recorded in `route_targets`. */
 export const RouteRecordSchema = z.object({

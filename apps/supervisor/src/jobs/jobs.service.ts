@@ -1,15 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectFlowProducer } from '@nestjs/bullmq';
-import type { FlowProducer } from 'bullmq';
-import type { AppConfig } from '@switchyard/config';
-import { parseJobSubmission, ValidationError, type TaskStatus } from '@switchyard/contracts';
+import { ValidationError, type TaskStatus } from '@switchyard/contracts';
 import { injectTraceCarrier, type Logger } from '@switchyard/observability';
-import { planJob } from '@switchyard/orchestration';
-import { APP_CONFIG, LOGGER } from '@switchyard/platform';
+import { TaskQueues, WorkflowCatalog, parseWorkflowSubmission, planWorkflowJob } from '@switchyard/orchestration';
+import { LOGGER } from '@switchyard/platform';
 import { TaskRepository } from '@switchyard/state';
 import { ApiError } from '../http/api-error';
-import { TASK_FLOW_PRODUCER } from '../queues/queue.constants';
 import { encodeCursor, type JobListQuery } from './job-list.query';
 import { presentJob, presentJobHeader, type JobListItem, type JobResponse } from './job.presenter';
 import { requestHash } from './request-hash';
@@ -25,26 +21,27 @@ export function assertJobId(id: string): void {
 export class JobsService {
   constructor(
     private readonly tasks: TaskRepository,
-    @InjectFlowProducer(TASK_FLOW_PRODUCER) private readonly flows: FlowProducer,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(WorkflowCatalog) private readonly catalog: WorkflowCatalog,
+    @Inject(TaskQueues) private readonly queues: TaskQueues,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   /**
-   * Validates, writes the job tree in one transaction, then enqueues its flow. If the queue
-   * cannot take it, the rows are removed again: a job is either fully submitted or not at all.
+   * Validates against the job type's workflow, writes the job tree in one statement, then
+   * enqueues the tasks without dependencies (the others are enqueued as their dependencies
+   * finish). If the queue cannot take them, the rows are removed again: a job is either fully
+   * submitted or not at all.
    */
   async submit(tenantId: string, body: unknown, idempotencyKey: string | undefined): Promise<{ job_id: string; status: TaskStatus }> {
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw new ValidationError([{ path: 'header Idempotency-Key', message: 'must be 1-255 visible ASCII characters' }]);
     }
-    const submission = parseJobSubmission(body);
+    const { workflow, submission } = parseWorkflowSubmission(body, this.catalog.workflows);
     const hash = requestHash(submission);
-    const plan = planJob(submission, {
+    const plan = planWorkflowJob(workflow, submission, {
       tenantId,
       newId: randomUUID,
       trace: injectTraceCarrier(),
-      policy: { maxAttempts: this.config.TASK_MAX_ATTEMPTS },
       ...(idempotencyKey ? { idempotency: { key: idempotencyKey, requestHash: hash } } : {}),
     });
     const created = await this.tasks.createJob(plan.root, plan.tasks);
@@ -55,7 +52,7 @@ export class JobsService {
       return { job_id: created.existing.taskId, status: created.existing.status };
     }
     try {
-      await this.flows.add(plan.flow);
+      await this.queues.enqueue(plan.ready);
     } catch (error) {
       await this.tasks.deleteJob(tenantId, plan.jobId);
       this.logger.error({ err: error, job_id: plan.jobId }, 'could not enqueue job; submission rolled back');

@@ -5,16 +5,21 @@
  * during a long model call; losing the lease mid-call stops the work.
  */
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
-import { parseJobSubmission, type TaskPayload } from '@switchyard/contracts';
+import type { TaskPayload } from '@switchyard/contracts';
 import { createLogger } from '@switchyard/observability';
 import { ModelCallResultRepository, TaskRecoveryRepository, TaskRepository, type StepCheckpoint } from '@switchyard/state';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
-import { agentRegistry } from '../agents/agent-registry';
+import { loadWorkflowsDir } from '@switchyard/workflows';
 import { IdempotentModelRouter } from '../agents/idempotent-model-router';
 import type { ModelChatRequest, ModelChatResult, ModelRouter } from '../agents/model-router.port';
-import { planJob } from '../planning/job-planners';
+import { parseWorkflowSubmission, planWorkflowJob } from '../planning/workflow-planner';
+import type { QueuedTask } from '../queues/task-queues';
+import { WorkflowVersions } from '../workflows/workflow-versions';
 import { TaskRunner } from './task-runner';
+
+const { workflows } = loadWorkflowsDir(join(__dirname, '../../../../config/workflows'));
 
 const ANSWER = JSON.stringify({ conclusion: 'Due in 30 days.', evidence: ['30 days'], confidence: 0.9 });
 
@@ -40,7 +45,7 @@ class CountingRouter implements ModelRouter {
 /** A repository whose next completeTask dies as a dropped connection would: the answer is in, the checkpoint is not. */
 class CrashingTaskRepository extends TaskRepository {
   crashes = 1;
-  override async completeTask(...args: Parameters<TaskRepository['completeTask']>): Promise<void> {
+  override async completeTask(...args: Parameters<TaskRepository['completeTask']>): ReturnType<TaskRepository['completeTask']> {
     if (this.crashes > 0) {
       this.crashes -= 1;
       throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
@@ -61,22 +66,29 @@ afterAll(async () => {
 });
 
 async function submitOneDocument(): Promise<{ extract: TaskPayload }> {
-  const submission = parseJobSubmission({ type: 'doc_review', input: { question: 'When is payment due?', documents: [{ id: 'a', text: 'Payment is due in 30 days.' }] } });
-  const plan = planJob(submission, { tenantId: 'acme', newId: randomUUID, trace: {}, policy: { maxAttempts: 3 } });
+  const { workflow, submission } = parseWorkflowSubmission(
+    { type: 'doc_review', input: { question: 'When is payment due?', documents: [{ id: 'a', text: 'Payment is due in 30 days.' }] } },
+    workflows,
+  );
+  const plan = planWorkflowJob(workflow, submission, { tenantId: 'acme', newId: randomUUID, trace: {} });
   await new TaskRepository(database.db).createJob(plan.root, plan.tasks);
   const extract = plan.tasks.find((t) => t.role === 'extract')!;
   return { extract: { tenant_id: 'acme', job_id: plan.jobId, task_id: extract.taskId, trace: {} } };
 }
 
-function runner(tasks: TaskRepository, router: ModelRouter, heartbeatMs = 1_000) {
+function runner(tasks: TaskRepository, router: ModelRouter, heartbeatMs = 1_000, enqueued: QueuedTask[] = []) {
   return new TaskRunner({
     tasks,
     router: new IdempotentModelRouter(router, new ModelCallResultRepository(database.db)),
-    agents: agentRegistry(),
+    versions: new WorkflowVersions(),
+    enqueue: async (ready) => {
+      enqueued.push(...ready);
+    },
     workerId: `worker-${randomUUID().slice(0, 6)}`,
     logger,
     heartbeatMs,
     maxTargetWaitMs: 60_000,
+    optionalTargetWaitMs: 5_000,
   });
 }
 
