@@ -197,7 +197,9 @@ describe('crash recovery: the retry limit', () => {
     for (const row of failed) expect(row.error).toContain('retry limit reached');
     expect(extracts.every((r) => r.status === 'failed' || r.status === 'cancelled')).toBe(true);
     expect(rows.find((r) => r.role === 'synthesize')!.status).toBe('cancelled');
-    const job = await stack.request<{ status: string; error: string }>('GET', `/v1/jobs/${jobId}`);
-    expect(job.json).toMatchObject({ status: 'failed', error: expect.stringContaining('retry limit reached') });
+    // The tenant sees a stable code and which task failed; the worker's name and the timings stay in the database.
+    const job = await stack.request<{ status: string; error: { code: string; message: string } }>('GET', `/v1/jobs/${jobId}`);
+    expect(job.json).toMatchObject({ status: 'failed', error: { code: 'worker_lost', message: expect.stringMatching(/^task extract-\d failed: /) } });
+    expect(job.json.error.message).not.toContain('doomed');
   });
 });

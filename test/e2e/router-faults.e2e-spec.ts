@@ -10,7 +10,7 @@ import { TestStack, type SimCall } from '../support/stack';
  */
 interface JobView {
   status: string;
-  error?: string;
+  error?: { code: string; message: string };
   tasks: { role: string; status: string; route_targets: { target: string; outcome: string; error?: string }[] }[];
 }
 
@@ -110,7 +110,7 @@ describe('router fault drills (real supervisor, worker and llm-sim)', () => {
     const id = await submit(stack, job(1, 'storm'));
     const done = await stack.waitForJob<JobView>(id, {}, 90_000);
     expect(done.status).toBe('failed');
-    expect(done.error).toMatch(/retry budget/);
+    expect(done.error?.code).toBe('retry_budget_exhausted');
     const calls = await stack.simCalls();
     expect(calls.length).toBeGreaterThan(0);
     expect(calls.length).toBeLessThanOrEqual(1 + 6);

@@ -16,6 +16,7 @@ import { HttpExceptionFilter } from './http/http-exception.filter';
 import { JobsController } from './jobs/jobs.controller';
 import { JobsService } from './jobs/jobs.service';
 import { MetricsModule } from './metrics/metrics.module';
+import { RequestRedisModule } from './queues/request-redis.module';
 import { SweeperModule } from './sweeper/sweeper.module';
 import { WorkflowsController } from './workflows/workflows.controller';
 import { WorkflowsModule } from './workflows/workflows.module';
@@ -30,6 +31,7 @@ export class SupervisorModule {
         LedgerModule.forRoot('gateway'),
         CostsModule,
         MetricsModule,
+        RequestRedisModule,
         WorkflowsModule,
         SweeperModule,
       ],

@@ -5,6 +5,8 @@ import { loadConfigOrExit } from '@switchyard/config';
 import { createLogger, describeError, startTelemetry } from '@switchyard/observability';
 import { closeOnSignals } from '@switchyard/platform';
 import { SupervisorModule } from './app.module';
+import { clientErrorHandler, frameworkErrors } from './http/framework-errors';
+import { parseJsonBody } from './http/json-body';
 import { resolveListenHost } from './http/listen-host';
 
 async function bootstrap(): Promise<void> {
@@ -23,9 +25,19 @@ async function bootstrap(): Promise<void> {
   }
   const app = await NestFactory.create<NestFastifyApplication>(
     SupervisorModule.forRoot(config, logger),
-    new FastifyAdapter({ bodyLimit: config.MAX_BODY_BYTES }),
-    { logger: ['error', 'warn'], bufferLogs: false },
+    new FastifyAdapter({ bodyLimit: config.MAX_BODY_BYTES, frameworkErrors, clientErrorHandler }),
+    { logger: ['error', 'warn'], bufferLogs: false, bodyParser: false },
   );
+  // Our JSON parser instead of fastify's: it bounds nesting and refuses NUL, lone surrogates and prototype keys, naming the path.
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.removeContentTypeParser('application/json');
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, text, done) => {
+    try {
+      done(null, parseJsonBody(String(text)));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
   await app.listen(config.PORT, host);
   logger.info({ port: config.PORT, host, queue_prefix: config.QUEUE_PREFIX }, 'supervisor listening');
   closeOnSignals(app, logger, config.SHUTDOWN_GRACE_MS, () => telemetry.shutdown());

@@ -61,6 +61,11 @@ export const EnvSchema = z.object({
   DATABASE_URL: postgresUrl.default('postgres://postgres@127.0.0.1:5432/switchyard'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(16),
   REDIS_URL: redisUrl.default('redis://127.0.0.1:6379'),
+  /**
+   * Deadline of a Redis command on a request path (enqueueing a submission, the gateway's
+   * Idempotency-Key records and cache): with Redis away a request answers within it.
+   */
+  REDIS_REQUEST_TIMEOUT_MS: millis(2_000),
   /** Prefix of every BullMQ key. Braces make it a Redis Cluster hash tag. */
   QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_{}:.-]{1,64}$/).default('{switchyard}'),
   HOST: z.string().min(1).optional(),

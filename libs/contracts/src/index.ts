@@ -6,3 +6,4 @@ export * from './queue.schema';
 export * from './task-state';
 export * from './validation';
 export * from './submission';
+export * from './safe-string';

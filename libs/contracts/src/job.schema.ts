@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { PrioritySchema, SensitivitySchema } from './request-meta.schema';
+import { SafeString } from './safe-string';
 
 export const JobMetaSchema = z.strictObject({
   sensitivity: SensitivitySchema.default('internal'),
   priority: PrioritySchema.default('normal'),
-  business_type: z.string().min(1).max(64).optional(),
-  tags: z.array(z.string().min(1).max(64)).max(32).default([]),
+  business_type: SafeString.min(1).max(64).optional(),
+  tags: z.array(SafeString.min(1).max(64)).max(32).default([]),
 });
 export type JobMeta = z.infer<typeof JobMetaSchema>;
 
@@ -15,7 +16,7 @@ export type JobMeta = z.infer<typeof JobMetaSchema>;
  * `input.<field>` precisely.
  */
 export const JobSubmissionEnvelopeSchema = z.strictObject({
-  type: z.string().min(1),
+  type: SafeString.min(1).max(64),
   input: z.unknown(),
   meta: JobMetaSchema.default({ sensitivity: 'internal', priority: 'normal', tags: [] }),
 });

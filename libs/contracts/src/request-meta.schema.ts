@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SafeString } from './safe-string';
 
 export const TASK_TYPES = ['extract', 'classify', 'summarize', 'code', 'reasoning', 'plan', 'chat'] as const;
 export const COMPLEXITIES = ['low', 'medium', 'high'] as const;
@@ -10,7 +11,7 @@ export const ComplexitySchema = z.enum(COMPLEXITIES);
 export const SensitivitySchema = z.enum(SENSITIVITIES);
 export const PrioritySchema = z.enum(PRIORITIES);
 
-const shortLabel = z.string().min(1).max(64);
+const shortLabel = SafeString.min(1).max(64);
 
 /**
  * What a model call needs, declared by the caller. Agents never name a model: the

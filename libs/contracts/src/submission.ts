@@ -1,4 +1,5 @@
 import { JobSubmissionEnvelopeSchema, type JobSubmission } from './job.schema';
+import { findUnsafeJson } from './safe-string';
 import { ValidationError, toFieldIssues, type FieldIssue } from './validation';
 
 /** How a job type checks its input: the input it accepts, or every failing path (`input.documents.0.text`). */
@@ -14,6 +15,9 @@ export function parseJobSubmission(body: unknown, inputCheckOf: (type: string) =
   const { type, input, meta } = envelope.data;
   const check = inputCheckOf(type);
   if (typeof check === 'string') throw new ValidationError([{ path: 'type', message: check }]);
+  // Whatever the workflow's schema says: no string Postgres cannot store (NUL, a lone surrogate).
+  const unsafe = findUnsafeJson(input);
+  if (unsafe) throw new ValidationError([{ path: unsafe.path === '(body)' ? 'input' : `input.${unsafe.path}`, message: unsafe.message }]);
   const parsed = check(input);
   if (!parsed.ok) throw new ValidationError(parsed.issues);
   return { type, input: parsed.value, meta };

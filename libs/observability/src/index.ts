@@ -1,4 +1,5 @@
 export * from './logger';
+export * from './error-serializer';
 export * from './telemetry';
 export * from './metrics/metrics-registry';
 export * from './metrics/process-metrics';

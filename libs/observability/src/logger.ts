@@ -1,10 +1,12 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { serializeError } from './error-serializer';
 
 export type { Logger };
 
 /**
  * One JSON line per event. Secrets are redacted by key wherever they appear, so a header
- * map or a config object can be logged without leaking a bearer token or an API key.
+ * map or a config object can be logged without leaking a bearer token or an API key, and
+ * database errors lose the values they quote.
  */
 export function createLogger(service: string, level: string = 'info', destination?: DestinationStream): Logger {
   const options: pino.LoggerOptions = {
@@ -17,6 +19,8 @@ export function createLogger(service: string, level: string = 'info', destinatio
       censor: '[redacted]',
     },
     formatters: { level: (label) => ({ level: label }) },
+    // A database error quotes the values it refused: those may be a tenant's documents.
+    serializers: { err: serializeError, error: serializeError },
   };
   // Default: stdout. A benchmark passes /dev/null to keep the cost of logging without the output.
   return destination ? pino(options, destination) : pino(options);

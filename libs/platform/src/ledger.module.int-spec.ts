@@ -47,4 +47,28 @@ describe('LedgerModule', () => {
     const rows = await database.pool.query<{ tenant_id: string; source: string }>('select tenant_id, source from model_call_ledger');
     expect(rows.rows).toEqual([{ tenant_id: 'acme', source: 'worker' }]);
   });
+
+  it('writes the other rows of a batch that holds a row Postgres refuses (NUL, lone surrogate), and quarantines that row', async () => {
+    const config = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent' });
+    const app = await NestFactory.createApplicationContext(
+      { module: class PoisonLedgerTestModule {}, imports: [CoreModule.forRoot(config, 'gateway', createLogger('gateway', 'silent')), LedgerModule.forRoot('gateway')] },
+      { logger: false },
+    );
+    await app.init();
+    try {
+      const writer = app.get(LedgerWriter);
+      const tenant = 'poison-check';
+      const withBusinessType = (business_type: string): AttemptEvent => ({ ...event, context: { tenantId: tenant }, meta: { ...event.meta, business_type } });
+      for (const businessType of ['before', 'x\u0000y', 'b\udc00', 'after']) writer.onAttempt(withBusinessType(businessType));
+      await writer.flush();
+      writer.onAttempt(withBusinessType('later'));
+      await writer.flush();
+
+      const rows = await database.pool.query<{ business_type: string }>('select business_type from model_call_ledger where tenant_id = $1 order by id', [tenant]);
+      expect(rows.rows.map((r) => r.business_type)).toEqual(['before', 'after', 'later']);
+      expect(writer.stats()).toMatchObject({ written: 3, quarantined: 2, buffered: 0, failedWrites: 0 });
+    } finally {
+      await app.close();
+    }
+  });
 });

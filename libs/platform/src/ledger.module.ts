@@ -37,6 +37,7 @@ export class LedgerModule implements BeforeApplicationShutdown {
             registry.collected('switchyard_ledger_rows_written_total', 'Cost-ledger rows written to Postgres.', 'counter', () => [[{}, writer.stats().written]]);
             registry.collected('switchyard_ledger_rows_dropped_total', 'Cost-ledger rows lost (buffer full or shutdown).', 'counter', () => [[{}, writer.stats().dropped]]);
             registry.collected('switchyard_ledger_failed_writes_total', 'Failed cost-ledger batch writes (retried).', 'counter', () => [[{}, writer.stats().failedWrites]]);
+            registry.collected('switchyard_ledger_rows_quarantined_total', 'Cost-ledger rows the database refused for their data, left out so the others are written.', 'counter', () => [[{}, writer.stats().quarantined]]);
             registry.collected('switchyard_ledger_rows_buffered', 'Cost-ledger rows waiting to be written.', 'gauge', () => [[{}, writer.stats().buffered]]);
             return writer;
           },

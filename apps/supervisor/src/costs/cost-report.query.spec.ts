@@ -51,4 +51,14 @@ describe('parseCostReportQuery', () => {
     const issues = issuesOf(query);
     expect(issues).toEqual([expect.objectContaining({ path, message: expect.stringMatching(message) })]);
   });
+
+  it('refuses instants outside the years Postgres timestamps take (0001–9999 UTC), naming the parameter', () => {
+    expect(issuesOf({ since: '0000-01-01', until: '0000-12-31' })).toEqual([
+      { path: 'query.since', message: 'must be between 0001-01-01 and 9999-12-31 (UTC)' },
+      { path: 'query.until', message: 'must be between 0001-01-01 and 9999-12-31 (UTC)' },
+    ]);
+    expect(issuesOf({ since: '0001-01-01T00:00:00+01:00', until: '0001-01-02' }).map((i) => i.path)).toEqual(['query.since']);
+    expect(issuesOf({ since: '9999-12-31T00:00:00Z', until: '9999-12-31T23:00:00-02:00' }).map((i) => i.path)).toEqual(['query.until']);
+    expect(parseCostReportQuery({ since: '0001-01-01', until: '0001-01-02' }, now).since).toEqual(new Date('0001-01-01T00:00:00.000Z'));
+  });
 });

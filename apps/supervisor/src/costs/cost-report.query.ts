@@ -1,8 +1,13 @@
 import { z } from 'zod';
-import { ValidationError, toFieldIssues } from '@switchyard/contracts';
+import { SafeString, ValidationError, toFieldIssues } from '@switchyard/contracts';
 import { COST_GROUP_BY, type CostReportQuery } from '@switchyard/state';
 
 const DAY_MS = 86_400_000;
+/** Postgres takes earlier and later timestamps, but the ISO forms accepted here cannot write them: refuse year 0000 and its neighbours. */
+const EARLIEST = Date.parse('0001-01-01T00:00:00Z');
+const LATEST_EXCLUSIVE = Date.parse('+010000-01-01T00:00:00Z');
+const OUT_OF_RANGE = 'must be between 0001-01-01 and 9999-12-31 (UTC)';
+
 /** The widest window one report may cover. */
 export const MAX_COST_WINDOW_DAYS = 400;
 
@@ -14,7 +19,7 @@ const CostReportQuerySchema = z.strictObject({
   group_by: z.enum(COST_GROUP_BY, { error: `must be one of ${COST_GROUP_BY.join(', ')}` }).default('target'),
   since: instant.optional(),
   until: instant.optional(),
-  tenant: z.string().min(1).max(64).optional(),
+  tenant: SafeString.min(1).max(64).optional(),
 });
 
 /**
@@ -27,6 +32,13 @@ export function parseCostReportQuery(query: unknown, now: Date = new Date()): Co
   const { group_by, since, until, tenant } = parsed.data;
   const untilDate = until === undefined ? now : new Date(until);
   const sinceDate = since === undefined ? new Date(untilDate.getTime() - DAY_MS) : new Date(since);
+  const outOfRange = (
+    [
+      ['since', sinceDate],
+      ['until', untilDate],
+    ] as const
+  ).filter(([, date]) => !(date.getTime() >= EARLIEST && date.getTime() < LATEST_EXCLUSIVE));
+  if (outOfRange.length > 0) throw new ValidationError(outOfRange.map(([name]) => ({ path: `query.${name}`, message: OUT_OF_RANGE })));
   if (sinceDate.getTime() >= untilDate.getTime()) {
     throw new ValidationError([{ path: 'query.since', message: `must be before until (${untilDate.toISOString()})` }]);
   }

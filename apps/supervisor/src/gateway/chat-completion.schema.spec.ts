@@ -40,4 +40,21 @@ describe('parseChatCompletionRequest', () => {
       expect((error as ValidationError).issues[0]!.path).toBe(path);
     }
   });
+
+  it.each([
+    [{ messages: [{ role: 'user', content: 'x' }], metadata: { business_type: 'x\u0000y' } }, 'metadata.business_type'],
+    [{ messages: [{ role: 'user', content: 'x' }], metadata: { tags: 'a,b\udc00' } }, 'metadata.tags.1'],
+    [{ messages: [{ role: 'user', content: 'hi\ud800' }] }, 'messages.0.content'],
+    [{ messages: [{ role: 'user', content: [{ type: 'text', text: '\u0000' }] }] }, 'messages.0.content'],
+    [{ model: 'm\u0000', messages: [{ role: 'user', content: 'x' }] }, 'model'],
+  ])('refuses NUL and lone surrogates in the strings it reads (%#)', (body, path) => {
+    try {
+      parseChatCompletionRequest(body);
+      throw new Error('expected a ValidationError');
+    } catch (error) {
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).issues.map((issue) => issue.path)).toContain(path);
+    }
+  });
 });
+

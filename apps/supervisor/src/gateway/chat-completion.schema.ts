@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { RequestMetaSchema, ValidationError, toFieldIssues, type RequestMeta } from '@switchyard/contracts';
+import { RequestMetaSchema, SafeString, ValidationError, toFieldIssues, type RequestMeta } from '@switchyard/contracts';
 
 /** Text parts of a multi-part message are joined; images and audio are not routed here. */
 const ContentSchema = z.union([
-  z.string(),
-  z.array(z.object({ type: z.literal('text'), text: z.string() })).min(1).transform((parts) => parts.map((part) => part.text).join('')),
+  SafeString,
+  z.array(z.object({ type: z.literal('text'), text: SafeString })).min(1).transform((parts) => parts.map((part) => part.text).join('')),
 ]);
 
 const MessageSchema = z.object({
@@ -18,7 +18,7 @@ const MessageSchema = z.object({
  * values, so numbers and tag lists also arrive as strings and are read here.
  */
 const MetadataSchema = z
-  .record(z.string(), z.unknown())
+  .record(SafeString, z.unknown())
   .optional()
   .transform((raw) => {
     if (raw === undefined) return {};
@@ -33,7 +33,7 @@ const MetadataSchema = z
 
 /** An OpenAI chat-completions request. Unknown OpenAI parameters are accepted and ignored. */
 export const ChatCompletionRequestSchema = z.object({
-  model: z.string().max(200).optional(),
+  model: SafeString.max(200).optional(),
   messages: z.array(MessageSchema).min(1, 'at least one message is required'),
   temperature: z.number().min(0).max(2).optional(),
   max_tokens: z.number().int().min(1).optional(),

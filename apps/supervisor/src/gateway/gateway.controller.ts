@@ -2,8 +2,9 @@ import { Body, Controller, Headers, Post, Res, UseGuards } from '@nestjs/common'
 import type { FastifyReply } from 'fastify';
 import { ApiKeyGuard } from '../auth/api-key.guard';
 import { Tenant } from '../auth/tenant.decorator';
+import { TENANT_ROUTER_ERRORS } from '../http/tenant-errors';
 import { parseChatCompletionRequest } from './chat-completion.schema';
-import { GatewayService, type GatewayAnswer } from './gateway.service';
+import { GatewayService, RetryLaterError, type GatewayAnswer } from './gateway.service';
 
 export const TARGET_HEADER = 'x-switchyard-target';
 
@@ -26,8 +27,15 @@ export class GatewayController {
     const request = parseChatCompletionRequest(body);
     const id = GatewayService.completionId();
     const created = Math.floor(Date.now() / 1000);
+    // A client that hangs up (plain or streaming) cancels the upstream call: nothing runs, or bills, for nobody.
+    const abort = new AbortController();
+    reply.raw.on('close', () => {
+      if (!reply.raw.writableFinished) abort.abort(new Error('client went away'));
+    });
     if (request.body.stream !== true) {
-      const answer = await this.gateway.complete({ tenant, request, idempotencyKey });
+      const answer = await this.gateway.complete({ tenant, request, idempotencyKey, signal: abort.signal }).catch((error: unknown) => {
+        throw withRetryAfter(reply, error);
+      });
       void reply
         .status(200)
         .header(TARGET_HEADER, answer.target)
@@ -36,12 +44,7 @@ export class GatewayController {
         .send(completionBody(id, created, answer));
       return;
     }
-
     const includeUsage = request.body.stream_options?.include_usage === true;
-    const abort = new AbortController();
-    reply.raw.on('close', () => {
-      if (!reply.raw.writableFinished) abort.abort(new Error('client went away'));
-    });
     let model = request.body.model ?? '';
     const open = (target: string, source: string) => {
       if (reply.raw.headersSent) return;
@@ -69,8 +72,8 @@ export class GatewayController {
       });
     } catch (error) {
       // Before the first byte the error is an ordinary JSON error; after it, the stream ends with an error event.
-      if (!reply.raw.headersSent) throw error;
-      reply.raw.write(frame({ error: { code: 'upstream_failed', message: error instanceof Error ? error.message : String(error) } }));
+      if (!reply.raw.headersSent) throw withRetryAfter(reply, error);
+      reply.raw.write(frame({ error: { code: 'upstream_failed', message: TENANT_ROUTER_ERRORS.upstream_failed.message } }));
       reply.raw.end();
       return;
     }
@@ -84,6 +87,12 @@ export class GatewayController {
     if (includeUsage) reply.raw.write(frame({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageBody(answer) }));
     reply.raw.end('data: [DONE]\n\n');
   }
+}
+
+/** A 503 that says when to come back carries it as `Retry-After` (the error filter keeps headers already set). */
+function withRetryAfter(reply: FastifyReply, error: unknown): unknown {
+  if (error instanceof RetryLaterError) void reply.header('retry-after', String(error.retryAfterS));
+  return error;
 }
 
 function usageBody(answer: GatewayAnswer) {

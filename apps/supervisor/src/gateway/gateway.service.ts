@@ -2,11 +2,23 @@ import { randomUUID } from 'node:crypto';
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
-import { APP_CONFIG, REDIS } from '@switchyard/platform';
-import { ContextWindowExceededError, NoEligibleTargetError, RouterCallError, Router, type ChatCallResult } from '@switchyard/router';
+import type { Logger } from '@switchyard/observability';
+import { APP_CONFIG, LOGGER, withDeadline } from '@switchyard/platform';
+import {
+  CallAbortedError,
+  ContextWindowExceededError,
+  NoEligibleTargetError,
+  RouterCallError,
+  Router,
+  estimateTokens,
+  type ChatCallResult,
+} from '@switchyard/router';
 import { ApiError } from '../http/api-error';
+import { REQUEST_REDIS } from '../queues/request-redis.module';
+import { tenantRouterError } from '../http/tenant-errors';
 import type { ParsedChatRequest } from './chat-completion.schema';
 import { GatewayResponseStore, type StoredAnswer } from './gateway-response.store';
+import { QueueFullError, QueueTimeoutError, SlotWaitQueue, waitingForSlotCanHelp, type QueueTicket } from './slot-wait-queue';
 
 export interface GatewayAnswer extends StoredAnswer {
   /** Where it came from: a fresh upstream call, the response cache, or an earlier call with the same Idempotency-Key. */
@@ -19,64 +31,78 @@ export interface GatewayCall {
   idempotencyKey: string | undefined;
   /** Streams content as it arrives; called with the target before the first piece. */
   onDelta?: (text: string, target: string) => void;
+  /** Aborted when the client goes away: the upstream call is cancelled. */
   signal?: AbortSignal;
 }
 
+/** A 503 the client should retry after `retryAfterS` seconds (sent as `Retry-After`). */
+export class RetryLaterError extends ApiError {
+  constructor(
+    code: string,
+    message: string,
+    readonly retryAfterS: number,
+  ) {
+    super(HttpStatus.SERVICE_UNAVAILABLE, code, message);
+  }
+}
+
+const RETRY_AFTER_S = 2;
+/** nginx's status for a request whose client closed the connection; nobody reads the answer. */
+const CLIENT_CLOSED_REQUEST = 499;
+
 /**
  * The routed chat completion behind `POST /v1/chat/completions`: response cache and
- * Idempotency-Key first, then the router; router errors become the API's errors.
+ * Idempotency-Key first, then the router, waiting in line for a slot when every eligible
+ * target is full; router errors become the API's errors.
  */
 @Injectable()
 export class GatewayService {
   private readonly store: GatewayResponseStore;
+  private readonly queue: SlotWaitQueue;
+  private readonly redisDeadlineMs: number;
 
   constructor(
     private readonly router: Router,
-    @Inject(REDIS) redis: Redis,
+    @Inject(REQUEST_REDIS) redis: Redis,
     @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.store = new GatewayResponseStore(redis, `${config.QUEUE_PREFIX}:gateway:`);
+    this.redisDeadlineMs = config.REDIS_REQUEST_TIMEOUT_MS;
+    this.queue = new SlotWaitQueue(() => {
+      const gateway = this.router.config.config.gateway;
+      return { capacity: gateway.queue_capacity, timeoutMs: gateway.queue_timeout_ms };
+    });
   }
 
   async complete(call: GatewayCall): Promise<GatewayAnswer> {
     const { tenant, request, idempotencyKey } = call;
-    const cacheConfig = this.router.config.config.cache;
-    // What ties an Idempotency-Key to its body; only needed when there is a key.
-    const fingerprint =
-      idempotencyKey === undefined
-        ? ''
-        : GatewayResponseStore.fingerprint([request.body.messages, request.body.temperature ?? null, request.maxTokens ?? null, request.meta, request.body.response_format ?? null]);
-
-    if (idempotencyKey !== undefined) {
-      const claim = await this.store.claim(tenant, idempotencyKey, fingerprint, cacheConfig.idempotency_ttl_s);
-      if (claim.kind === 'answered') return { ...claim.answer, source: 'idempotent' };
-      if (claim.kind === 'mismatch') throw ApiError.conflict('idempotency_key_reused', 'this Idempotency-Key was used with a different request body');
-      if (claim.kind === 'in_progress') {
-        throw ApiError.conflict('idempotency_key_in_progress', 'a request with this Idempotency-Key is still being answered; retry shortly');
-      }
+    if (idempotencyKey === undefined) return this.answer(call, undefined);
+    // What ties an Idempotency-Key to its body.
+    const fingerprint = GatewayResponseStore.fingerprint([request.body.messages, request.body.temperature ?? null, request.maxTokens ?? null, request.meta, request.body.response_format ?? null]);
+    const leaseMs = this.claimLeaseMs(request);
+    const claim = await this.idempotencyRecord(() => this.store.claim(tenant, idempotencyKey, fingerprint, leaseMs));
+    if (claim.kind === 'answered') return { ...claim.answer, source: 'idempotent' };
+    if (claim.kind === 'mismatch') throw ApiError.conflict('idempotency_key_reused', 'this Idempotency-Key was used with a different request body');
+    if (claim.kind === 'in_progress') {
+      throw ApiError.conflict('idempotency_key_in_progress', 'a request with this Idempotency-Key is still being answered; retry shortly');
     }
-
+    // The claim lives as long as this call does: renewed while it runs, so a crash frees the key within a lease.
+    const renewal = setInterval(() => {
+      this.store.renew(tenant, idempotencyKey, claim.owner, leaseMs).catch((error: unknown) => {
+        this.logger.warn({ err: error, tenant_id: tenant }, 'could not renew an Idempotency-Key claim; it lapses unless a later renewal lands');
+      });
+    }, Math.max(100, Math.floor(leaseMs / 3)));
+    renewal.unref();
     try {
-      const ttlS = this.cacheTtl(request);
-      const cacheKey =
-        ttlS === undefined
-          ? undefined
-          : GatewayResponseStore.fingerprint([request.body.messages, request.body.temperature, request.maxTokens ?? null, request.meta.business_type ?? null]);
-      if (cacheKey !== undefined) {
-        const hit = await this.store.cached(tenant, cacheKey);
-        if (hit !== undefined) {
-          await this.remember(tenant, idempotencyKey, fingerprint, hit);
-          return { ...hit, source: 'cache' };
-        }
-      }
-      const result = await this.route(call);
-      const answer: StoredAnswer = { content: result.content, model: result.model, target: result.target, usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens } };
-      if (cacheKey !== undefined && ttlS !== undefined) await this.store.cache(tenant, cacheKey, answer, ttlS);
-      await this.remember(tenant, idempotencyKey, fingerprint, answer);
-      return { ...answer, source: 'upstream' };
+      return await this.answer(call, { key: idempotencyKey, fingerprint });
     } catch (error) {
-      if (idempotencyKey !== undefined) await this.store.release(tenant, idempotencyKey);
+      await this.store.release(tenant, idempotencyKey, claim.owner).catch((releaseError: unknown) => {
+        this.logger.warn({ err: releaseError, tenant_id: tenant }, 'could not release an Idempotency-Key claim; it lapses with its lease');
+      });
       throw error;
+    } finally {
+      clearInterval(renewal);
     }
   }
 
@@ -85,8 +111,56 @@ export class GatewayService {
     return `chatcmpl-${randomUUID().replaceAll('-', '')}`;
   }
 
-  private async remember(tenant: string, key: string | undefined, fingerprint: string, answer: StoredAnswer): Promise<void> {
-    if (key !== undefined) await this.store.complete(tenant, key, fingerprint, answer, this.router.config.config.cache.idempotency_ttl_s);
+  private async answer(call: GatewayCall, idempotency: { key: string; fingerprint: string } | undefined): Promise<GatewayAnswer> {
+    const { tenant, request } = call;
+    const ttlS = this.cacheTtl(request);
+    const cacheKey =
+      ttlS === undefined ? undefined : GatewayResponseStore.fingerprint([request.body.messages, request.body.temperature, request.maxTokens ?? null, request.meta.business_type ?? null]);
+    if (cacheKey !== undefined) {
+      const hit = await this.optional('read the response cache', () => this.store.cached(tenant, cacheKey));
+      if (hit !== undefined) {
+        await this.remember(tenant, idempotency, hit);
+        return { ...hit, source: 'cache' };
+      }
+    }
+    const result = await this.route(call);
+    const answer: StoredAnswer = { content: result.content, model: result.model, target: result.target, usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens } };
+    if (cacheKey !== undefined && ttlS !== undefined) await this.optional('write the response cache', () => this.store.cache(tenant, cacheKey, answer, ttlS));
+    await this.remember(tenant, idempotency, answer);
+    return { ...answer, source: 'upstream' };
+  }
+
+  /** The answer is paid for: a failure to store it must not cost the client the answer (its claim lapses with the lease). */
+  private async remember(tenant: string, idempotency: { key: string; fingerprint: string } | undefined, answer: StoredAnswer): Promise<void> {
+    if (idempotency === undefined) return;
+    const ttlS = this.router.config.config.cache.idempotency_ttl_s;
+    await this.optional('store an Idempotency-Key answer', () => this.store.complete(tenant, idempotency.key, idempotency.fingerprint, answer, ttlS));
+  }
+
+  /** A Redis step the call can do without (the cache, storing an answer): bounded, and skipped with a warning when Redis is away. */
+  private async optional<T>(what: string, step: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await withDeadline(step(), this.redisDeadlineMs, what);
+    } catch (error) {
+      this.logger.warn({ err: error }, `could not ${what}; going on without it`);
+      return undefined;
+    }
+  }
+
+  /** The Idempotency-Key record is the promise a retry is free: without Redis the call is refused, not run unguarded. */
+  private async idempotencyRecord<T>(step: () => Promise<T>): Promise<T> {
+    try {
+      return await withDeadline(step(), this.redisDeadlineMs, 'reading the Idempotency-Key record');
+    } catch (error) {
+      this.logger.warn({ err: error }, 'Idempotency-Key store unavailable; call refused');
+      throw new RetryLaterError('idempotency_unavailable', 'the Idempotency-Key store is unavailable right now; nothing was run, retry later with the same key', RETRY_AFTER_S);
+    }
+  }
+
+  /** About the call's own timeout: its `timeout_ms`, else the longest target timeout. */
+  private claimLeaseMs(request: ParsedChatRequest): number {
+    const timeouts = this.router.config.config.timeouts;
+    return Math.max(1_000, request.meta.timeout_ms ?? Math.max(timeouts.local_ms, timeouts.cloud_ms));
   }
 
   /** Seconds to cache this request's answer, or undefined: cache off, non-deterministic, or business type not listed. */
@@ -97,37 +171,67 @@ export class GatewayService {
     return ttl === undefined || ttl <= 0 ? undefined : ttl;
   }
 
+  /**
+   * The router call, in line for a slot when every eligible target is full: while others
+   * wait, a new call queues behind them; a call that ends frees its slot for the first in line.
+   */
   private async route(call: GatewayCall): Promise<ChatCallResult> {
-    const { request } = call;
+    const { request, signal } = call;
+    // Estimated once, not again on every try from the queue.
+    const meta = request.meta.estimated_input_tokens === undefined ? { ...request.meta, estimated_input_tokens: estimateTokens(request.body.messages) } : request.meta;
+    let ticket: QueueTicket | undefined;
     try {
-      return await this.router.chat({
-        meta: request.meta,
-        messages: request.body.messages,
-        ...(request.maxTokens === undefined ? {} : { maxTokens: request.maxTokens }),
-        ...(request.body.temperature === undefined ? {} : { temperature: request.body.temperature }),
-        jsonMode: request.body.response_format?.type === 'json_object',
-        context: { tenantId: call.tenant },
-        ...(call.onDelta ? { onDelta: call.onDelta } : {}),
-        ...(call.signal ? { signal: call.signal } : {}),
-      });
+      if (this.queue.inLine > 0) {
+        ticket = this.queue.admit();
+        await this.queue.wait(ticket, signal);
+      }
+      for (;;) {
+        try {
+          const result = await this.router.chat({
+            meta,
+            messages: request.body.messages,
+            ...(request.maxTokens === undefined ? {} : { maxTokens: request.maxTokens }),
+            ...(request.body.temperature === undefined ? {} : { temperature: request.body.temperature }),
+            jsonMode: request.body.response_format?.type === 'json_object',
+            context: { tenantId: call.tenant },
+            ...(call.onDelta ? { onDelta: call.onDelta } : {}),
+            ...(signal ? { signal } : {}),
+          });
+          this.queue.slotFreed();
+          return result;
+        } catch (error) {
+          if (!(error instanceof NoEligibleTargetError)) {
+            if (!(error instanceof ContextWindowExceededError)) this.queue.slotFreed();
+            throw error;
+          }
+          // Woken but no slot for this call: the next one in line may fit where it does not.
+          if (ticket !== undefined) this.queue.passOn(ticket);
+          if (!waitingForSlotCanHelp(error.explanation)) throw error;
+          ticket ??= this.queue.admit();
+          await this.queue.wait(ticket, signal);
+        }
+      }
     } catch (error) {
+      if (signal?.aborted && !(error instanceof CallAbortedError)) throw toApiError(new CallAbortedError([], { cause: error }));
       throw toApiError(error);
+    } finally {
+      if (ticket !== undefined) this.queue.leave(ticket);
     }
   }
 }
 
-/** Router failures as the API reports them: busy (503), too large (400), upstream failed (502). */
+/** Router and queue failures as the API reports them: busy (503), too large (400), upstream failed (502); details only in the log. */
 export function toApiError(error: unknown): unknown {
-  if (error instanceof NoEligibleTargetError) {
-    return new ApiError(HttpStatus.SERVICE_UNAVAILABLE, 'no_eligible_target', `busy: no model target can take this request right now; retry later (${error.message})`);
+  if (error instanceof QueueFullError || error instanceof QueueTimeoutError) {
+    return new RetryLaterError('overloaded', 'busy: every model target is at capacity; retry later', RETRY_AFTER_S);
   }
-  if (error instanceof ContextWindowExceededError) {
-    return new ApiError(HttpStatus.BAD_REQUEST, 'context_length_exceeded', error.message, [{ path: 'messages', message: error.message }]);
+  if (error instanceof NoEligibleTargetError) return tenantRouterError('no_eligible_target', error);
+  if (error instanceof ContextWindowExceededError) return tenantRouterError('context_length_exceeded', error);
+  if (error instanceof CallAbortedError) {
+    return new ApiError(CLIENT_CLOSED_REQUEST as HttpStatus, 'client_closed_request', error.message);
   }
   if (error instanceof RouterCallError) {
-    return error.lastErrorClass === 'bad_request'
-      ? new ApiError(HttpStatus.BAD_REQUEST, 'upstream_rejected_request', error.message)
-      : new ApiError(HttpStatus.BAD_GATEWAY, 'upstream_failed', error.message);
+    return tenantRouterError(error.lastErrorClass === 'bad_request' ? 'upstream_rejected_request' : 'upstream_failed', error);
   }
   return error;
 }

@@ -7,8 +7,9 @@ export interface ApiErrorBody {
 
 /** Every 4xx/5xx body has this one shape: a stable code, a sentence, and the fields at fault. */
 export class ApiError extends HttpException {
-  constructor(status: HttpStatus, code: string, message: string, issues?: FieldIssue[]) {
-    super({ error: { code, message, ...(issues ? { issues } : {}) } } satisfies ApiErrorBody, status);
+  /** `cause`: the internal error behind it, for the log only (the body never shows it). */
+  constructor(status: HttpStatus, code: string, message: string, issues?: FieldIssue[], cause?: unknown) {
+    super({ error: { code, message, ...(issues ? { issues } : {}) } } satisfies ApiErrorBody, status, cause === undefined ? undefined : { cause });
   }
 
   static badRequest(message: string, issues?: FieldIssue[]): ApiError {

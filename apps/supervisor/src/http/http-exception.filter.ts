@@ -1,6 +1,6 @@
 import { Catch, HttpException, HttpStatus, Inject, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { ValidationError } from '@switchyard/contracts';
+import { ValidationError, truncateForEcho } from '@switchyard/contracts';
 import { describeError, type Logger } from '@switchyard/observability';
 import { LOGGER } from '@switchyard/platform';
 import type { ApiErrorBody } from './api-error';
@@ -14,7 +14,9 @@ const CODES: Record<number, string> = {
   405: 'method_not_allowed',
   409: 'conflict',
   413: 'payload_too_large',
+  414: 'uri_too_long',
   415: 'unsupported_media_type',
+  431: 'headers_too_large',
   429: 'rate_limited',
   503: 'unavailable',
 };
@@ -33,8 +35,28 @@ export class HttpExceptionFilter implements ExceptionFilter {
       return;
     }
     const { status, body } = this.toResponse(exception);
-    if (status >= 500) this.logger.error({ err: exception }, 'request failed');
+    this.log(exception, status, body, reply);
+    if (reply.raw.destroyed || reply.raw.headersSent) return;
     void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
+  }
+
+  /**
+   * Only the unexpected is an error with a stack. A client that went away and an answer we
+   * chose (503 busy, 502 upstream failed) are ordinary events; the cause, with details the
+   * tenant is not shown, goes to the log here.
+   */
+  private log(exception: unknown, status: number, body: ApiErrorBody, reply: FastifyReply): void {
+    if (clientWentAway(exception, reply)) {
+      this.logger.info({ code: body.error.code, reason: errorMessage(exception) }, 'request ended: the client went away');
+      return;
+    }
+    if (exception instanceof HttpException) {
+      // A 4xx with an internal cause (the context windows behind a context_length_exceeded) keeps that cause in the log.
+      if (status >= 500) this.logger.warn({ status, code: body.error.code, reason: errorMessage(exception.cause ?? exception) }, 'request answered with an error');
+      else if (exception.cause !== undefined) this.logger.info({ status, code: body.error.code, reason: errorMessage(exception.cause) }, 'request answered with an error');
+      return;
+    }
+    if (status >= 500) this.logger.error({ err: exception }, 'request failed');
   }
 
   private toResponse(exception: unknown): { status: number; body: ApiErrorBody } {
@@ -50,7 +72,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
       const raw = typeof response === 'string' ? response : ((response as { message?: unknown }).message ?? exception.message);
       return requestError(status, Array.isArray(raw) ? raw.join('; ') : String(raw));
     }
-    // Errors raised by fastify itself before a route runs (body parsing, size, media type).
+    // Errors raised by fastify itself before a route runs (size, media type, content length).
     const fastifyError = exception as { statusCode?: number; message?: string };
     if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
       return requestError(fastifyError.statusCode, fastifyError.message ?? 'bad request');
@@ -59,10 +81,23 @@ export class HttpExceptionFilter implements ExceptionFilter {
   }
 }
 
-/** A 400 that is not ours came from parsing the request body: say so, and point at the body. */
+/**
+ * A 4xx that is not ours (fastify's, Nest's "Cannot GET /…"): its message may repeat the
+ * URL or a header, so only a short cut of it is repeated. A 400 points at the body.
+ */
 function requestError(status: number, message: string): { status: number; body: ApiErrorBody } {
   const code = CODES[status] ?? 'error';
-  if (status !== 400) return { status, body: { error: { code, message } } };
-  const text = /JSON/i.test(message) ? `request body is not valid JSON (${message})` : message;
+  const text = truncateForEcho(message, 120);
+  if (status !== 400) return { status, body: { error: { code, message: text } } };
   return { status, body: { error: { code, message: text, issues: [{ path: '(body)', message: text }] } } };
+}
+
+/** The caller hung up: its socket is gone, or the router stopped the call because of that (CallAbortedError). */
+function clientWentAway(exception: unknown, reply: FastifyReply): boolean {
+  if (reply.raw.destroyed || reply.raw.socket?.destroyed === true) return true;
+  return exception instanceof Error && (exception.name === 'CallAbortedError' || exception.name === 'AbortError');
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

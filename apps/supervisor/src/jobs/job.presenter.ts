@@ -1,4 +1,5 @@
 import type { TaskView } from '@switchyard/state';
+import { tenantTaskError, type TenantTaskError } from './tenant-task-error';
 
 export interface TaskResponse {
   task_id: string;
@@ -12,7 +13,7 @@ export interface TaskResponse {
   retry_count: number;
   route_targets: unknown[];
   output_summary: unknown;
-  error?: string;
+  error?: TenantTaskError;
   cost_usd: number;
   updated_at: string;
 }
@@ -23,7 +24,7 @@ export interface JobResponse {
   status: string;
   progress: { completed: number; total: number };
   result?: unknown;
-  error?: string;
+  error?: TenantTaskError;
   cost?: { usd: number };
   created_at: string;
   updated_at: string;
@@ -47,7 +48,7 @@ export function presentTask(task: TaskView): TaskResponse {
     retry_count: task.retryCount,
     route_targets: task.routeTargets,
     output_summary: task.outputSummary ?? null,
-    ...(task.error ? { error: task.error } : {}),
+    ...(task.error ? { error: tenantTaskError(task.error) } : {}),
     cost_usd: roundUsd(task.costUsd),
     updated_at: task.updatedAt.toISOString(),
   };
@@ -72,7 +73,7 @@ export function presentJobHeader(root: TaskView, summary: { total: number; compl
     type: root.jobType,
     status: root.status,
     progress: { completed: summary.completed, total: summary.total },
-    ...(root.error ? { error: root.error } : {}),
+    ...(root.error ? { error: tenantTaskError(root.error) } : {}),
     cost: { usd: roundUsd(summary.costUsd) },
     created_at: root.createdAt.toISOString(),
     updated_at: root.updatedAt.toISOString(),

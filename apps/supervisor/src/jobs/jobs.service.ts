@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { ValidationError, type TaskStatus } from '@switchyard/contracts';
 import { injectTraceCarrier, type Logger } from '@switchyard/observability';
-import { TaskQueues, WorkflowCatalog, parseWorkflowSubmission, planWorkflowJob } from '@switchyard/orchestration';
-import { LOGGER } from '@switchyard/platform';
+import type { AppConfig } from '@switchyard/config';
+import { TaskQueues, WorkflowCatalog, describeError, parseWorkflowSubmission, planWorkflowJob } from '@switchyard/orchestration';
+import { APP_CONFIG, LOGGER, withDeadline } from '@switchyard/platform';
 import { TaskRepository } from '@switchyard/state';
 import { ApiError } from '../http/api-error';
+import { SUBMISSION_QUEUES } from '../workflows/workflows.module';
 import { encodeCursor, type JobListQuery } from './job-list.query';
 import { presentJob, presentJobHeader, type JobListItem, type JobResponse } from './job.presenter';
 import { requestHash } from './request-hash';
@@ -22,15 +24,18 @@ export class JobsService {
   constructor(
     private readonly tasks: TaskRepository,
     @Inject(WorkflowCatalog) private readonly catalog: WorkflowCatalog,
-    @Inject(TaskQueues) private readonly queues: TaskQueues,
+    // Submissions enqueue through the fail-fast connection: a Redis outage must not hold the request.
+    @Inject(SUBMISSION_QUEUES) private readonly queues: TaskQueues,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   /**
-   * Validates against the job type's workflow, writes the job tree in one statement, then
-   * enqueues the tasks without dependencies (the others are enqueued as their dependencies
-   * finish). If the queue cannot take them, the rows are removed again: a job is either fully
-   * submitted or not at all.
+   * Validates against the job type's workflow, writes the job tree in one statement (Postgres
+   * is the record: from here the job is accepted), then enqueues the tasks without dependencies
+   * (the others are enqueued as their dependencies finish) within REDIS_REQUEST_TIMEOUT_MS. If the queue
+   * cannot take it in time (Redis away), the job is still accepted: its pending tasks have no
+   * queue entry, and the sweeper's reconcile enqueues them once Redis answers again.
    */
   async submit(tenantId: string, body: unknown, idempotencyKey: string | undefined): Promise<{ job_id: string; status: TaskStatus }> {
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
@@ -51,14 +56,13 @@ export class JobsService {
       }
       return { job_id: created.existing.taskId, status: created.existing.status };
     }
+    const logFields = { job_id: plan.jobId, tenant_id: tenantId, type: submission.type, tasks: plan.tasks.length };
     try {
-      await this.queues.enqueue(plan.ready);
+      await withDeadline(this.queues.enqueue(plan.ready), this.config.REDIS_REQUEST_TIMEOUT_MS, 'enqueueing the job');
+      this.logger.info(logFields, 'job submitted');
     } catch (error) {
-      await this.tasks.deleteJob(tenantId, plan.jobId);
-      this.logger.error({ err: error, job_id: plan.jobId }, 'could not enqueue job; submission rolled back');
-      throw ApiError.unavailable('queue_unavailable', 'the job queue is unavailable; nothing was submitted, retry later');
+      this.logger.warn({ ...logFields, err: describeError(error) }, 'job submitted; the queue did not take it in time, the sweeper enqueues it when Redis answers');
     }
-    this.logger.info({ job_id: plan.jobId, tenant_id: tenantId, type: submission.type, tasks: plan.tasks.length }, 'job submitted');
     return { job_id: plan.jobId, status: 'pending' };
   }
 

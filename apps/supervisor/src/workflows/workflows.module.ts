@@ -4,6 +4,10 @@ import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
 import { TaskQueues, WorkflowCatalog } from '@switchyard/orchestration';
 import { APP_CONFIG, LOGGER, REDIS } from '@switchyard/platform';
+import { REQUEST_REDIS } from '../queues/request-redis.module';
+
+/** The role queues on the fail-fast request connection, for submissions. */
+export const SUBMISSION_QUEUES = Symbol('SUBMISSION_QUEUES');
 
 /** The job types (WORKFLOWS_DIR, hot-reloaded) and the role queues every producer enqueues to. */
 @Global()
@@ -19,13 +23,19 @@ import { APP_CONFIG, LOGGER, REDIS } from '@switchyard/platform';
       inject: [REDIS, APP_CONFIG],
       useFactory: (redis: Redis, config: AppConfig) => new TaskQueues(redis, config.QUEUE_PREFIX, { maxAttempts: config.TASK_MAX_ATTEMPTS }),
     },
+    {
+      provide: SUBMISSION_QUEUES,
+      inject: [REQUEST_REDIS, APP_CONFIG],
+      useFactory: (redis: Redis, config: AppConfig) => new TaskQueues(redis, config.QUEUE_PREFIX, { maxAttempts: config.TASK_MAX_ATTEMPTS }),
+    },
   ],
-  exports: [WorkflowCatalog, TaskQueues],
+  exports: [WorkflowCatalog, TaskQueues, SUBMISSION_QUEUES],
 })
 export class WorkflowsModule implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(WorkflowCatalog) private readonly catalog: WorkflowCatalog,
     @Inject(TaskQueues) private readonly queues: TaskQueues,
+    @Inject(SUBMISSION_QUEUES) private readonly submissionQueues: TaskQueues,
   ) {}
 
   onModuleInit(): void {
@@ -34,6 +44,6 @@ export class WorkflowsModule implements OnModuleInit, OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     this.catalog.stop();
-    await this.queues.close();
+    await Promise.all([this.queues.close(), this.submissionQueues.close()]);
   }
 }

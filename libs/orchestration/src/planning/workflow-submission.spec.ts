@@ -160,4 +160,30 @@ describe('parseWorkflowSubmission (doc_review from its workflow file)', () => {
       expect(message).toContain('input.documents');
     }
   });
+
+  it.each([
+    ['a NUL', 'hello\u0000world'],
+    ['a lone high surrogate', 'q\ud800'],
+    ['a lone low surrogate', 'b\udc00'],
+  ])('refuses %s in any string, naming the field', (_, bad) => {
+    const expected = [{ path: expect.any(String), message: 'must not contain U+0000 (NUL) or an unpaired UTF-16 surrogate' }];
+    expect(issuesOf(validBody({ input: { question: 'q', documents: [{ id: 'a', text: bad }] } }))).toEqual([{ ...expected[0], path: 'input.documents.0.text' }]);
+    expect(paths(validBody({ input: { question: bad, documents: [{ id: 'a', text: 't' }] } }))).toEqual(['input.question']);
+    expect(paths(validBody({ input: { question: 'q', documents: [{ id: bad, text: 't' }] } }))).toEqual(['input.documents.0.id']);
+    expect(paths(validBody({ meta: { business_type: bad } }))).toEqual(['meta.business_type']);
+    expect(paths(validBody({ meta: { tags: ['ok', bad] } }))).toEqual(['meta.tags.1']);
+    expect(paths(validBody({ type: bad }))).toEqual(['type']);
+  });
+
+  it('keeps well-formed text outside the BMP (surrogate pairs)', () => {
+    expect((parseJobSubmission(validBody({ input: { question: 'ok 😀 𝄞', documents: [{ id: '😀', text: '𝄞' }] } })).input as { question: string }).question).toBe('ok 😀 𝄞');
+  });
+
+  it('never repeats more than a short fragment of a huge unknown type or key', () => {
+    const huge = 'x'.repeat(1_000_000);
+    const issues = [...issuesOf(validBody({ type: huge })), ...issuesOf(validBody({ [huge]: 1 })), ...issuesOf({ type: huge.slice(0, 60), input: {} })];
+    expect(issues.length).toBeGreaterThan(0);
+    for (const issue of issues) expect(issue.path.length + issue.message.length).toBeLessThan(300);
+  });
 });
+

@@ -108,6 +108,18 @@ const CacheSchema = z
   })
   .prefault({});
 
+/**
+ * The gateway's request queue: a call that finds every eligible target at its max_concurrency
+ * waits (first come, first served) for a slot up to `queue_timeout_ms`; at most
+ * `queue_capacity` calls wait; past either it gets a 503 with Retry-After.
+ */
+const GatewaySchema = z
+  .strictObject({
+    queue_capacity: z.number().int().min(0).max(100_000).default(500),
+    queue_timeout_ms: ms(10_000),
+  })
+  .prefault({});
+
 /** One value or a non-empty list meaning "any of"; normalised to a list. */
 function oneOrMany<T extends z.ZodType>(item: T, expected: string) {
   return z
@@ -181,6 +193,7 @@ const RouterSectionSchema = z
     backoff: BackoffSchema,
     probes: ProbesSchema,
     cache: CacheSchema,
+    gateway: GatewaySchema,
     targets: z.array(TargetSchema).min(1, 'at least one target is required'),
     routes: z.array(RuleSchema).min(1, 'at least one route is required'),
   })
@@ -226,6 +239,7 @@ const RouterSectionSchema = z
     backoff: router.backoff,
     probes: router.probes,
     cache: router.cache,
+    gateway: router.gateway,
     targets: router.targets.map((target) => {
       const local = target.type === 'local';
       const timeout_ms = target.timeout_ms ?? (local ? router.timeouts.local_ms : router.timeouts.cloud_ms);
@@ -290,6 +304,7 @@ export interface RouterConfig {
   backoff: z.output<typeof BackoffSchema>;
   probes: z.output<typeof ProbesSchema>;
   cache: z.output<typeof CacheSchema>;
+  gateway: z.output<typeof GatewaySchema>;
   targets: TargetConfig[];
   routes: RuleConfig[];
 }

@@ -1,7 +1,7 @@
 import type { Logger } from '@switchyard/observability';
 import type { AttemptEvent } from '../observe/call-observer';
 import type { LedgerEntry } from './ledger-entry';
-import { LedgerWriter, ledgerRetryDelayMs, type LedgerWriterOptions } from './ledger-writer';
+import { LedgerWriter, isLedgerDataError, ledgerRetryDelayMs, type LedgerWriterOptions } from './ledger-writer';
 
 const JOB = '11111111-1111-4111-8111-111111111111';
 const TASK = '22222222-2222-4222-8222-222222222222';
@@ -28,7 +28,15 @@ function fakeLogger() {
   return { logger, calls };
 }
 
-/** A sink that records batches and can be told to fail, or to hold a write open. */
+/** What Postgres raises for a row it cannot store (SQLSTATE 22P05, untranslatable character). */
+function dataError(): Error {
+  return Object.assign(new Error('unsupported Unicode escape sequence'), { code: '22P05' });
+}
+
+/**
+ * A sink that records batches and can be told to fail, or to hold a write open. Like
+ * Postgres, it refuses a whole batch that holds a row whose business type is "poison".
+ */
 function fakeSink() {
   const batches: LedgerEntry[][] = [];
   let failing = false;
@@ -36,6 +44,7 @@ function fakeSink() {
   const sink = jest.fn(async (rows: readonly LedgerEntry[]) => {
     if (hold) await hold;
     if (failing) throw new Error('connection refused');
+    if (rows.some((row) => row.businessType === 'poison')) throw dataError();
     batches.push([...rows]);
   });
   return {
@@ -140,7 +149,7 @@ describe('LedgerWriter', () => {
     expect(sink.sink).not.toHaveBeenCalled();
     await jest.advanceTimersByTimeAsync(1);
     expect(sink.batches.map((b) => b.length)).toEqual([2]);
-    expect(writer.stats()).toEqual({ buffered: 0, written: 2, dropped: 0, failedWrites: 0 });
+    expect(writer.stats()).toEqual({ buffered: 0, written: 2, dropped: 0, quarantined: 0, failedWrites: 0 });
   });
 
   it('writes at once, in one batch, when flushRows are waiting', async () => {
@@ -177,7 +186,7 @@ describe('LedgerWriter', () => {
     await jest.advanceTimersByTimeAsync(1);
     expect(sink.sink).toHaveBeenCalledTimes(3);
     expect(sink.rows().map((r) => r.traceId)).toEqual(['trace-1', 'trace-2']);
-    expect(writer.stats()).toEqual({ buffered: 0, written: 2, dropped: 0, failedWrites: 2 });
+    expect(writer.stats()).toEqual({ buffered: 0, written: 2, dropped: 0, quarantined: 0, failedWrites: 2 });
     expect(log.calls.filter((c) => c.msg === 'ledger: write failed; will retry')).toHaveLength(2);
     expect(log.calls.some((c) => c.msg === 'ledger: writes resumed')).toBe(true);
   });
@@ -191,6 +200,52 @@ describe('LedgerWriter', () => {
     for (let i = 5; i < 15; i += 1) writer.onAttempt(attempt(i));
     await jest.advanceTimersByTimeAsync(500);
     expect(sink.sink).toHaveBeenCalledTimes(1);
+  });
+
+  it('writes every good row of a batch the database refuses for one poison row, and quarantines that row', async () => {
+    const { writer, sink, log } = setup({ flushRows: 1_000, maxBatchRows: 10 });
+    const poison = { ...attempt(4).meta, business_type: 'poison' };
+    for (let i = 0; i < 10; i += 1) writer.onAttempt(attempt(i, i === 4 || i === 7 ? { meta: poison } : {}));
+    await writer.flush();
+    expect(sink.rows().map((r) => r.traceId)).toEqual([0, 1, 2, 3, 5, 6, 8, 9].map((i) => `trace-${i}`));
+    expect(writer.stats()).toEqual({ buffered: 0, written: 8, dropped: 0, quarantined: 2, failedWrites: 0 });
+    const quarantined = log.calls.filter((c) => c.msg === 'ledger: the database refused a row for its data; left out of the ledger');
+    expect(quarantined.map((c) => c.obj.trace_id)).toEqual(['trace-4', 'trace-7']);
+    expect(JSON.stringify(quarantined)).not.toContain('poison');
+  });
+
+  it('keeps writing later rows after a poison row: it is never retried', async () => {
+    const { writer, sink } = setup({ flushRows: 1 });
+    writer.onAttempt(attempt(1, { meta: { ...attempt(1).meta, business_type: 'poison' } }));
+    await jest.advanceTimersByTimeAsync(0);
+    writer.onAttempt(attempt(2));
+    await jest.advanceTimersByTimeAsync(0);
+    expect(sink.rows().map((r) => r.traceId)).toEqual(['trace-2']);
+    expect(writer.stats()).toMatchObject({ buffered: 0, written: 1, quarantined: 1, failedWrites: 0 });
+  });
+
+  it('stops splitting when the database goes away meanwhile, and keeps the unwritten rows in order for the retry', async () => {
+    const { writer, sink } = setup({ flushRows: 1_000, maxBatchRows: 10 });
+    for (let i = 0; i < 8; i += 1) writer.onAttempt(attempt(i, i === 6 ? { meta: { ...attempt(i).meta, business_type: 'poison' } } : {}));
+    sink.sink.mockImplementationOnce(async () => {
+      throw dataError();
+    });
+    sink.sink.mockImplementationOnce(async () => {
+      throw new Error('connection refused');
+    });
+    await writer.flush();
+    expect(writer.stats()).toMatchObject({ buffered: 8, written: 0, quarantined: 0, failedWrites: 1 });
+    await writer.flush();
+    expect(sink.rows().map((r) => r.traceId)).toEqual([0, 1, 2, 3, 4, 5, 7].map((i) => `trace-${i}`));
+    expect(writer.stats()).toMatchObject({ buffered: 0, written: 7, quarantined: 1 });
+  });
+
+  it('tells data errors (SQLSTATE classes 22 and 23) from outages', () => {
+    expect(isLedgerDataError(dataError())).toBe(true);
+    expect(isLedgerDataError(Object.assign(new Error('null value'), { code: '23502' }))).toBe(true);
+    expect(isLedgerDataError(Object.assign(new Error('too many connections'), { code: '53300' }))).toBe(false);
+    expect(isLedgerDataError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))).toBe(false);
+    expect(isLedgerDataError(new Error('connection terminated'))).toBe(false);
   });
 
   it('caps the backoff', () => {

@@ -30,6 +30,8 @@ export interface LedgerWriterStats {
   buffered: number;
   written: number;
   dropped: number;
+  /** Rows the database refused for their data (isolated by splitting their batch) and left out. */
+  quarantined: number;
   failedWrites: number;
 }
 
@@ -43,6 +45,16 @@ const DEFAULTS = {
   dropWarningIntervalMs: 10_000,
 };
 
+/**
+ * Whether a failed write was refused for the rows it carried (Postgres SQLSTATE class 22
+ * "data exception" or 23 "integrity constraint violation"), rather than for the database
+ * being unreachable: only then does splitting the batch help. Pure.
+ */
+export function isLedgerDataError(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code);
+}
+
 /** The delay before the next write after `failures` consecutive failed writes. Pure. */
 export function ledgerRetryDelayMs(failures: number, baseMs: number, maxMs: number, random: number): number {
   const raw = Math.min(maxMs, baseMs * 2 ** Math.max(0, failures - 1));
@@ -54,8 +66,10 @@ export function ledgerRetryDelayMs(failures: number, baseMs: number, maxMs: numb
  * buffers rows in memory and writes them in batches off the hot path — every
  * `flushIntervalMs`, or at once when `flushRows` are waiting. A failed write keeps its rows
  * and is retried with backoff; the buffer is bounded, so a long outage drops the oldest
- * rows (counted and warned about) instead of growing without end. Never throws into the
- * router. `close()` writes what is left, for shutdown.
+ * rows (counted and warned about) instead of growing without end. A batch the database
+ * refuses for its data is split in halves until the offending rows stand alone; those are
+ * quarantined (dropped, logged without their content, counted) and every other row is
+ * written, so one poison row never blocks the ledger. Never throws into the router. `close()` writes what is left, for shutdown.
  */
 export class LedgerWriter implements CallObserver {
   private readonly options: Required<Omit<LedgerWriterOptions, 'logger' | 'sink' | 'source'>>;
@@ -69,7 +83,7 @@ export class LedgerWriter implements CallObserver {
   private failures = 0;
   private retryAt = 0;
   private closed = false;
-  private readonly counts = { written: 0, dropped: 0, failedWrites: 0 };
+  private readonly counts = { written: 0, dropped: 0, quarantined: 0, failedWrites: 0 };
   private droppedSinceWarning = 0;
   private lastDropWarning = Number.NEGATIVE_INFINITY;
   private dropReason = '';
@@ -171,11 +185,10 @@ export class LedgerWriter implements CallObserver {
 
   private async writeBatch(): Promise<boolean> {
     const batch = this.buffer.splice(0, this.options.maxBatchRows);
-    try {
-      await this.sink(batch);
-    } catch (error) {
+    const outcome = await this.writeIsolatingPoison(batch);
+    if (outcome.failed) {
       // Back to the front, in order; rows recorded meanwhile stay behind them.
-      this.buffer = batch.concat(this.buffer);
+      this.buffer = outcome.unwritten.concat(this.buffer);
       const overflow = this.buffer.length - this.options.maxBufferedRows;
       if (overflow > 0) {
         this.buffer.splice(0, overflow);
@@ -186,16 +199,55 @@ export class LedgerWriter implements CallObserver {
       const delay = ledgerRetryDelayMs(this.failures, this.options.retryBaseMs, this.options.retryMaxMs, this.options.random());
       this.retryAt = this.options.now() + delay;
       this.logger.warn(
-        { err: error, rows: batch.length, buffered: this.buffer.length, failures: this.failures, retry_in_ms: delay },
+        { err: outcome.error, rows: outcome.unwritten.length, buffered: this.buffer.length, failures: this.failures, retry_in_ms: delay },
         'ledger: write failed; will retry',
       );
       return false;
     }
-    this.counts.written += batch.length;
     if (this.failures > 0) this.logger.info({ failures: this.failures, rows: batch.length }, 'ledger: writes resumed');
     this.failures = 0;
     this.retryAt = 0;
     return true;
+  }
+
+  /**
+   * Writes `rows`; when the database refuses them for their data, writes each half on its
+   * own, down to single rows, and quarantines a single row that is still refused. An outage
+   * (any other error) stops there and hands back every row not yet written, in order.
+   */
+  private async writeIsolatingPoison(rows: LedgerEntry[]): Promise<{ failed: false } | { failed: true; unwritten: LedgerEntry[]; error: unknown }> {
+    try {
+      await this.sink(rows);
+      this.counts.written += rows.length;
+      return { failed: false };
+    } catch (error) {
+      if (!isLedgerDataError(error)) return { failed: true, unwritten: rows, error };
+      const [row] = rows;
+      if (rows.length === 1 && row) {
+        this.quarantine(row, error);
+        return { failed: false };
+      }
+      const middle = Math.ceil(rows.length / 2);
+      const first = await this.writeIsolatingPoison(rows.slice(0, middle));
+      if (first.failed) return { ...first, unwritten: first.unwritten.concat(rows.slice(middle)) };
+      return this.writeIsolatingPoison(rows.slice(middle));
+    }
+  }
+
+  /** The row's content may be what the database refused (and may be a tenant's data): only where it came from is logged. */
+  private quarantine(row: LedgerEntry, error: unknown): void {
+    this.counts.quarantined += 1;
+    this.logger.warn(
+      {
+        sqlstate: (error as { code?: unknown }).code,
+        source: row.source,
+        target: row.target,
+        trace_id: row.traceId,
+        job_id: row.jobId,
+        quarantined_total: this.counts.quarantined,
+      },
+      'ledger: the database refused a row for its data; left out of the ledger',
+    );
   }
 
   private arm(delayMs: number): void {
