@@ -48,6 +48,10 @@ export class WorkerModule {
               heartbeatMs: appConfig.HEARTBEAT_MS,
               maxTargetWaitMs: appConfig.TARGET_WAIT_MAX_MS,
               optionalTargetWaitMs: appConfig.OPTIONAL_TARGET_WAIT_MS,
+              mayUseCloud: (meta) => {
+                const types = new Map(router.snapshot().map((target) => [target.name, target.type]));
+                return router.explain(meta).candidates.some((candidate) => candidate.eligible && types.get(candidate.target) === 'cloud');
+              },
             }),
         },
         TaskProcessor,

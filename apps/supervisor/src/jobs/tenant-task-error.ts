@@ -12,6 +12,7 @@ const PATTERNS: readonly [RegExp, (match: RegExpMatchArray) => TenantTaskError][
   [/ContextWindowExceededError/, () => ({ code: 'context_length_exceeded', message: "the task's input is too long for the models that may serve it" })],
   [/RouterCallError|model call failed/, () => ({ code: 'upstream_failed', message: 'the model calls of this task failed' })],
   [/^invalid data/, () => ({ code: 'invalid_data', message: "the task's data was not valid" })],
+  [/^timeout: /, () => ({ code: 'timeout', message: 'the task ran longer than its time limit' })],
   [/BadOutputError/, () => ({ code: 'bad_output', message: "the model replies did not match the agent's declared output" })],
 ];
 

@@ -11,7 +11,7 @@ import type { TaskPayload } from '@switchyard/contracts';
 import { createLogger } from '@switchyard/observability';
 import { ModelCallResultRepository, TaskRecoveryRepository, TaskRepository, type StepCheckpoint } from '@switchyard/state';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
-import { loadWorkflowsDir } from '@switchyard/workflows';
+import { compileWorkflow, loadWorkflowsDir, type WorkflowDefinition } from '@switchyard/workflows';
 import { IdempotentModelRouter } from '../agents/idempotent-model-router';
 import type { ModelChatRequest, ModelChatResult, ModelRouter } from '../agents/model-router.port';
 import { parseWorkflowSubmission, planWorkflowJob } from '../planning/workflow-planner';
@@ -173,5 +173,72 @@ describe('TaskRunner recovery (Postgres)', () => {
     expect(router.requests).toHaveLength(1);
     // A late duplicate finds the task done.
     expect((await runner(tasks, router).run(extract, attempt, new AbortController().signal)).kind).toBe('already_done');
+  });
+});
+
+describe('TaskRunner degradation and timeouts (Postgres)', () => {
+  /** Declared in TypeScript: `probe` may be skipped, `report` runs after it either way. */
+  const definition: WorkflowDefinition = {
+    type: 'probe_then_report',
+    input: { type: 'object', required: ['subject'], properties: { subject: { type: 'string' } } },
+    agents: [
+      { role: 'probe', optional: true, timeout_ms: 1_000, meta: { task_type: 'classify', complexity: 'low' }, prompt: { user: 'Probe {{input.subject}}' } },
+      { role: 'report', after: ['probe'], timeout_ms: 1_000, meta: { task_type: 'summarize' }, prompt: { user: 'Report: {{summaries.probe}}' } },
+    ],
+    result: 'report',
+  };
+  const workflow = compileWorkflow(definition, 'task-runner.int-spec');
+
+  async function submitProbe() {
+    const plan = planWorkflowJob(workflow, { type: workflow.type, input: { subject: 'disk' }, meta: { sensitivity: 'internal', priority: 'normal', tags: [] } }, { tenantId: 'acme', newId: randomUUID, trace: {} });
+    await new TaskRepository(database.db).createJob(plan.root, plan.tasks);
+    const payload = (role: string): TaskPayload => ({ tenant_id: 'acme', job_id: plan.jobId, task_id: plan.tasks.find((t) => t.role === role)!.taskId, trace: {} });
+    return { jobId: plan.jobId, probe: payload('probe'), report: payload('report') };
+  }
+
+  /** Never answers: holds the call until the task's signal aborts it. */
+  const hangingRouter = new CountingRouter(
+    (request) =>
+      new Promise<void>((_, reject) => {
+        request.signal?.addEventListener('abort', () => reject(request.signal?.reason ?? new Error('aborted')), { once: true });
+      }),
+  );
+  const noTarget = new CountingRouter(async () => {
+    throw Object.assign(new Error('no eligible target for task_type=classify'), { name: 'NoEligibleTargetError' });
+  });
+
+  it('skips an optional task that runs past its timeout_ms and releases the task after it', async () => {
+    const job = await submitProbe();
+    const tasks = new TaskRepository(database.db);
+    const enqueued: QueuedTask[] = [];
+    const outcome = await runner(tasks, hangingRouter, 1_000, enqueued).run(job.probe, attempt, new AbortController().signal);
+    expect(outcome).toMatchObject({ kind: 'skipped', reason: expect.stringMatching(/^skipped: timeout: /) });
+    expect((await tasks.findTask(job.probe.task_id))!).toMatchObject({ status: 'skipped', error: expect.stringMatching(/timeout/) });
+    expect(enqueued.map((t) => t.taskId)).toEqual([job.report.task_id]);
+  });
+
+  it('fails a required task that runs past its timeout_ms with reason timeout, and its job', async () => {
+    const job = await submitProbe();
+    const tasks = new TaskRepository(database.db);
+    await runner(tasks, new CountingRouter(), 1_000).run(job.probe, attempt, new AbortController().signal);
+    const outcome = await runner(tasks, hangingRouter, 1_000).run(job.report, attempt, new AbortController().signal);
+    expect(outcome).toMatchObject({ kind: 'failed', reason: expect.stringMatching(/^timeout: /), jobFailed: true });
+    expect((await tasks.findTask(job.jobId))!.status).toBe('failed');
+  });
+
+  it('lets an optional task wait for a target for OPTIONAL_TARGET_WAIT_MS, then skips it; the job completes without it', async () => {
+    const job = await submitProbe();
+    const tasks = new TaskRepository(database.db);
+    const enqueued: QueuedTask[] = [];
+    const waiting = await runner(tasks, noTarget, 1_000, enqueued).run(job.probe, { ...attempt, waitedForTargetMs: 1_000 }, new AbortController().signal);
+    expect(waiting.kind).toBe('waiting_for_target');
+    const skipped = await runner(tasks, noTarget, 1_000, enqueued).run(job.probe, { ...attempt, waitedForTargetMs: 5_000 }, new AbortController().signal);
+    expect(skipped).toMatchObject({ kind: 'skipped', reason: expect.stringMatching(/^skipped: no model target could serve this optional task for 5 s/) });
+    expect(enqueued.map((t) => t.taskId)).toEqual([job.report.task_id]);
+
+    expect((await runner(tasks, new CountingRouter(), 1_000).run(job.report, attempt, new AbortController().signal)).kind).toBe('completed');
+    const root = (await tasks.findTask(job.jobId))!;
+    expect(root.status).toBe('success');
+    expect(root.outputSummary).toMatchObject({ conclusion: 'Due in 30 days.' });
   });
 });

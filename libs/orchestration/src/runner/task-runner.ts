@@ -1,7 +1,7 @@
-import type { JobMeta, RouteRecord, TaskPayload } from '@switchyard/contracts';
+import type { JobMeta, RequestMeta, RouteRecord, TaskPayload } from '@switchyard/contracts';
 import type { Logger } from '@switchyard/observability';
 import { LeaseLostError, type Lease, type StepCheckpoint, type TaskRepository, type TaskRow } from '@switchyard/state';
-import { renderMessages, referencesOf, stepsOf, withItemKey, type CallStep, type CompiledAgent, type CompiledWorkflow } from '@switchyard/workflows';
+import { renderMessages, referencesOf, stepsOf, taskTimeoutMs, withItemKey, type CallStep, type CompiledAgent, type CompiledWorkflow } from '@switchyard/workflows';
 import {
   CallCheckpointSchema,
   GatheredSchema,
@@ -35,6 +35,11 @@ export interface TaskRunnerDeps {
   maxTargetWaitMs: number;
   /** How long an optional task waits for an eligible target before it is skipped. */
   optionalTargetWaitMs: number;
+  /**
+   * Whether a call with this meta may go to a cloud target now (an eligible candidate is
+   * cloud): a task whose calls all stay local gets the shorter default timeout. Default: yes.
+   */
+  mayUseCloud?: (meta: RequestMeta) => boolean;
   now?: () => Date;
 }
 
@@ -62,6 +67,9 @@ export type RunOutcome =
   | { kind: 'failed'; taskId: string; reason: string; jobFailed: boolean };
 
 class LeaseLostSignal extends Error {}
+
+/** The task ran past its `timeout_ms` (or the default): it ends as failed, or skipped when optional. */
+class TaskTimeoutSignal extends Error {}
 
 /** A failed model call reports its upstream attempts (the router's errors carry them): keep them on the task. */
 function routesOfFailedCall(error: unknown, step: number): RouteRecord[] {
@@ -114,6 +122,9 @@ export class TaskRunner {
     const onShutdown = () => stop.abort(shutdown.reason);
     shutdown.addEventListener('abort', onShutdown, { once: true });
     const heartbeat = this.startHeartbeat(lease, stop, log);
+    const timeoutMs = this.timeoutOf(assignment);
+    const deadline = setTimeout(() => stop.abort(new TaskTimeoutSignal(`timeout: the task ran longer than its ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
+    deadline.unref();
     const progress = { step: task.currentStep };
     try {
       log.info({ step: task.currentStep, total_steps: task.totalSteps, attempt: attempt.attemptsMade + 1 }, 'task started');
@@ -125,10 +136,31 @@ export class TaskRunner {
         log.warn({ err: describeError(error) }, 'lease lost: stopping work on this task');
         return { kind: 'lease_lost', taskId: task.taskId };
       }
+      if (stop.signal.reason instanceof TaskTimeoutSignal) return await this.recordTimeout(stop.signal.reason.message, task, assignment, lease, routesOfFailedCall(error, progress.step), log);
       return await this.recordFailure(error, task, assignment, lease, attempt, shutdown.aborted, routesOfFailedCall(error, progress.step), log);
     } finally {
+      clearTimeout(deadline);
       clearInterval(heartbeat);
       shutdown.removeEventListener('abort', onShutdown);
+    }
+  }
+
+  /** The agent's `timeout_ms`, else 90 s when every call of the task would go to a local target now, 180 s otherwise. */
+  private timeoutOf({ agent, jobMeta }: Assignment): number {
+    const mayUseCloud = this.deps.mayUseCloud ?? (() => true);
+    const calls = agent.steps.filter((step): step is CallStep => step.kind === 'call');
+    return taskTimeoutMs(agent, !calls.some((step) => mayUseCloud(callMeta(step, jobMeta))));
+  }
+
+  private async recordTimeout(reason: string, task: TaskRow, { workflow }: Assignment, lease: Lease, routes: RouteRecord[], log: Logger): Promise<RunOutcome> {
+    try {
+      if (task.optional) return await this.skip(lease, `skipped: ${reason}`, routes, workflow, log);
+      const { jobFailed } = await this.deps.tasks.failTask(lease, reason, routes);
+      log.error({ err: reason, job_failed: jobFailed }, 'task failed: timeout');
+      return { kind: 'failed', taskId: lease.taskId, reason, jobFailed };
+    } catch (writeError) {
+      if (writeError instanceof LeaseLostError) return { kind: 'lease_lost', taskId: lease.taskId };
+      throw new Error(`could not record the timeout of task ${lease.taskId}`, { cause: writeError });
     }
   }
 
