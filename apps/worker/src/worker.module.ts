@@ -5,9 +5,9 @@ import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
 import { IdempotentModelRouter, TaskQueues, TaskRunner, WorkflowCatalog, WorkflowVersions } from '@switchyard/orchestration';
-import { APP_CONFIG, CoreModule, DATABASE, LOGGER, LedgerModule, REDIS, RouterRuntime, routerProvider } from '@switchyard/platform';
+import { APP_CONFIG, CoreModule, DATABASE, DurableLedgerRows, LOGGER, LedgerModule, REDIS, RouterRuntime, routerProvider } from '@switchyard/platform';
 import { Router } from '@switchyard/router';
-import { ModelCallResultRepository, TaskRepository, type DatabaseHandle } from '@switchyard/state';
+import { AttemptLedgerRepository, ModelCallResultRepository, TaskRepository, type DatabaseHandle } from '@switchyard/state';
 import { ShutdownSignal } from './processors/shutdown-signal';
 import { TaskProcessor } from './processors/task.processor';
 import { WorkerLifecycle } from './processors/worker-lifecycle.service';
@@ -35,12 +35,25 @@ export class WorkerModule {
         },
         {
           provide: TaskRunner,
-          inject: [TaskRepository, Router, DATABASE, APP_CONFIG, LOGGER, TaskQueues],
-          useFactory: (tasks: TaskRepository, router: Router, database: DatabaseHandle, appConfig: AppConfig, log: Logger, queues: TaskQueues) =>
+          inject: [TaskRepository, Router, DATABASE, APP_CONFIG, LOGGER, TaskQueues, DurableLedgerRows],
+          useFactory: (
+            tasks: TaskRepository,
+            router: Router,
+            database: DatabaseHandle,
+            appConfig: AppConfig,
+            log: Logger,
+            queues: TaskQueues,
+            durableRows: DurableLedgerRows,
+          ) =>
             new TaskRunner({
               tasks,
-              // Paid-once: a step replayed after a crash reuses the answer its first run stored.
-              router: new IdempotentModelRouter(router, new ModelCallResultRepository(database.db)),
+              // Paid-once: a step replayed after a crash reuses the answer its first run stored;
+              // each upstream attempt's ledger row is written before its request is sent.
+              router: new IdempotentModelRouter(
+                router,
+                new ModelCallResultRepository(database.db, database.pool),
+                { ledger: new AttemptLedgerRepository(database.db, database.pool), onRowsWritten: (rows) => durableRows.add(rows) },
+              ),
               versions: new WorkflowVersions(),
               enqueue: (ready) => queues.enqueue(ready),
               workerId,

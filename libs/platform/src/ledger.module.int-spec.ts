@@ -29,6 +29,7 @@ const event: AttemptEvent = {
   usage: { inputTokens: 10, outputTokens: 5, estimated: false },
   latencyMs: 3,
   costUsd: 0.01,
+  attempt: 1,
 };
 
 describe('LedgerModule', () => {
@@ -40,7 +41,6 @@ describe('LedgerModule', () => {
     );
     await app.init();
     const observers = app.get<CallObserver[]>(CALL_OBSERVERS);
-    expect(observers.some((o) => o instanceof LedgerWriter)).toBe(true);
     for (const observer of observers) observer.onAttempt(event);
 
     await app.close(); // well inside the writer's flush interval: only the shutdown flush can have written it
@@ -70,5 +70,24 @@ describe('LedgerModule', () => {
     } finally {
       await app.close();
     }
+  });
+
+  it('leaves out of the buffered ledger the attempts their caller has written durably (no double count)', async () => {
+    await database.pool.query('delete from model_call_ledger');
+    const config = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent' });
+    const app = await NestFactory.createApplicationContext(
+      { module: class LedgerTestModule {}, imports: [CoreModule.forRoot(config, 'worker', createLogger('worker', 'silent')), LedgerModule.forRoot('worker')] },
+      { logger: false },
+    );
+    await app.init();
+    for (const observer of app.get<CallObserver[]>(CALL_OBSERVERS)) {
+      observer.onAttempt({ ...event, context: { tenantId: 'durable' }, recordedByCaller: true });
+      observer.onAttempt(event);
+    }
+    const writer = app.get(LedgerWriter);
+    await app.close();
+    expect(writer.stats()).toMatchObject({ written: 1, dropped: 0 });
+    const rows = await database.pool.query<{ tenant_id: string }>('select tenant_id from model_call_ledger');
+    expect(rows.rows).toEqual([{ tenant_id: 'acme' }]);
   });
 });

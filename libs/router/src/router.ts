@@ -3,7 +3,8 @@ import type { Logger } from '@switchyard/observability';
 import type { DecisionExplanation, RouterAdmin, TargetSnapshot } from './admin/router-admin';
 import { explainDecision, snapshotTarget, UnknownTargetError } from './admin/router-admin.views';
 import { backoffDelayMs, parseRetryAfterMs } from './backoff/backoff';
-import { CallRetryBudget, InMemoryRetryBudgetStore, type RetryBudgetStore } from './budget/retry-budget';
+import { CallRetryBudget, InMemoryRetryBudgetStore, retryBudgetLimit, type RetryBudgetStore } from './budget/retry-budget';
+import { RetryBudgetSpentError } from './budget/retry-budget-spent.error';
 import { looksLikeJsonObject } from './calls/bad-output';
 import { ContextWindowExceededError } from './calls/context-window.error';
 import { costUsd, type TokenUsage } from './calls/cost';
@@ -14,7 +15,7 @@ import { systemClock, type Clock } from './clock';
 import type { CompiledRouterConfig } from './config/compile-router-config';
 import type { RoutingPolicy, TargetConfig } from './config/router-config.schema';
 import type { FailureClass } from './health/health-settings';
-import type { AttemptEvent, CallObserver } from './observe/call-observer';
+import type { AttemptEvent, AttemptRecorder, CallObserver } from './observe/call-observer';
 import { missingApiKeyFilter, resolveApiKey, type SecretResolver } from './providers/api-key';
 import type { ChatMessage, JsonSchemaResponseFormat, ProviderResult } from './providers/chat-provider';
 import { openAiProviders, ProviderRegistry, type ProviderFactory } from './providers/provider-registry';
@@ -70,6 +71,8 @@ export interface ChatCallRequest {
    * longer fail over (the caller has part of an answer), so a later failure ends the call.
    */
   onDelta?: (text: string, target: string) => void;
+  /** Records this call's attempts durably; its attempts are flagged `recordedByCaller` to the observers. */
+  attemptRecorder?: AttemptRecorder;
 }
 
 export interface CallContext {
@@ -78,6 +81,8 @@ export interface CallContext {
   taskId?: string;
   step?: number;
   traceId?: string;
+  /** Tasks in the job: its retry budget grows with them (`retry_budget_per_task`). */
+  jobTaskCount?: number;
 }
 
 export interface ChatCallResult {
@@ -197,8 +202,11 @@ export class Router implements RouterAdmin {
 
   /**
    * One model call with failover. Throws `NoEligibleTargetError` when no target may serve it,
-   * `ContextWindowExceededError` when the input fits no target, `RouterCallError` when every
-   * attempt failed or the job's retry budget is spent, `CallAbortedError` when `signal` aborted.
+   * `ContextWindowExceededError` when the input fits no target, `RetryBudgetSpentError` (a
+   * `RouterCallError` to wait on) when the job's retry budget ran out, `RouterCallError` when
+   * every attempt failed, `CallAbortedError` when `signal` aborted. Once the job's budget is
+   * spent, a call makes one trial attempt outside it, without failover: the caller's waits
+   * between calls, not the budget, then bound the attempts.
    */
   async chat(request: ChatCallRequest): Promise<ChatCallResult> {
     const started = performance.now();
@@ -208,12 +216,16 @@ export class Router implements RouterAdmin {
     const config = this.current.config;
     // One deadline for the whole chain: meta.timeout_ms; each attempt is also bounded by its target's timeouts.
     const deadlineEnd = meta.timeout_ms === undefined ? Number.POSITIVE_INFINITY : started + meta.timeout_ms;
-    const budget = new CallRetryBudget(this.budgetStore, config.retry_budget_per_job, request.context?.jobId);
+    const jobId = request.context?.jobId;
+    const budget = new CallRetryBudget(this.budgetStore, retryBudgetLimit(config, request.context?.jobTaskCount), jobId);
+    // A spent budget does not fail the work: one trial attempt, outside the budget, tells whether a target answers again.
+    const trial = await budget.exhausted();
     const excluded = new Set(request.excludeTargets ?? []);
     const attempts: AttemptRecord[] = [];
-    const maxAttempts = config.max_attempts_per_call;
+    const maxAttempts = trial ? 1 : config.max_attempts_per_call;
     let lastError: UpstreamError | undefined;
     let stopReason = `${maxAttempts} attempts allowed per call`;
+    let budgetSpent = false;
     let rateLimitedRetries = 0;
 
     while (attempts.length < maxAttempts) {
@@ -223,8 +235,8 @@ export class Router implements RouterAdmin {
         stopReason = `the call's timeout of ${meta.timeout_ms} ms is spent`;
         break;
       }
-      if (await budget.exhausted()) {
-        stopReason = `the retry budget of ${budget.limit} failed upstream attempts${request.context?.jobId ? ` for job ${request.context.jobId}` : ''} is spent`;
+      if (attempts.length > 0 && (await budget.exhausted())) {
+        budgetSpent = true;
         break;
       }
       let decision: RoutingDecision;
@@ -238,20 +250,25 @@ export class Router implements RouterAdmin {
         throw error;
       }
 
-      const outcome = await this.attempt(decision, meta, request, remainingMs);
+      const attempt = attempts.length + 1;
+      const outcome = await this.attempt(decision, meta, request, remainingMs, attempt);
       attempts.push(outcome.record);
-      this.notify(decision, meta, request, outcome);
+      this.notify(decision, meta, request, outcome, attempt);
       if (outcome.ok) return this.result(outcome.result, outcome.record, decision, meta, attempts, started);
       if ('aborted' in outcome) throw new CallAbortedError(attempts, { cause: outcome.aborted });
       lastError = outcome.error;
       // A model still loading is not a failure (SPEC §3.8): the call moves on without spending the budget.
-      if (!outcome.coldStart) await budget.spend();
+      if (!outcome.coldStart && !trial) await budget.spend();
       if (!lastError.retryable) {
         stopReason = 'a bad request is not retried';
         break;
       }
       if (outcome.streamed) {
         stopReason = 'part of the answer had already been streamed to the caller';
+        break;
+      }
+      if (trial) {
+        budgetSpent = true;
         break;
       }
       excluded.add(decision.target.name);
@@ -264,6 +281,7 @@ export class Router implements RouterAdmin {
     }
 
     const errorClass = lastError?.errorClass ?? 'timeout';
+    if (budgetSpent) throw new RetryBudgetSpentError(attempts, errorClass, budget.limit, jobId, { cause: lastError, trial });
     throw new RouterCallError(attempts, errorClass, { cause: lastError, reason: stopReason });
   }
 
@@ -375,7 +393,7 @@ export class Router implements RouterAdmin {
     throw new ContextWindowExceededError(tokens, windows, share);
   }
 
-  private async attempt(decision: RoutingDecision, meta: RequestMeta, request: ChatCallRequest, remainingMs: number): Promise<AttemptOutcome> {
+  private async attempt(decision: RoutingDecision, meta: RequestMeta, request: ChatCallRequest, remainingMs: number, attempt: number): Promise<AttemptOutcome> {
     const { target, rule } = decision;
     // decideRoute already enforces this; checking again at the point of egress keeps any
     // path around the decision (manual force, hedging) from sending sensitive data out.
@@ -397,6 +415,19 @@ export class Router implements RouterAdmin {
       request.signal,
     );
     const provider = this.providers.get(target, apiKey);
+    if (request.attemptRecorder) {
+      const estimatedInputTokens = meta.estimated_input_tokens ?? 0;
+      await request.attemptRecorder.started({
+        at: new Date(),
+        attempt,
+        target,
+        rule,
+        meta,
+        context: request.context,
+        estimatedInputTokens,
+        estimatedInputCostUsd: costUsd(target, { inputTokens: estimatedInputTokens, outputTokens: 0 }),
+      });
+    }
     state.begin(this.clock.now(), (meta.estimated_input_tokens ?? 0) + (maxTokens ?? 0));
     const onDelta = request.onDelta;
     let streamed = false;
@@ -411,7 +442,7 @@ export class Router implements RouterAdmin {
         headers: request.headers,
         signal: deadline.signal,
         timeoutMs: totalMs,
-        onHeaders: () => deadline.headersReceived(),
+        onConnected: () => deadline.connected(),
         onFirstToken: () => deadline.firstToken(),
         ...(onDelta === undefined
           ? {}
@@ -453,7 +484,7 @@ export class Router implements RouterAdmin {
       const reason = coldStart
         ? `the model is still loading (${status}): ${describe(error)}`
         : stage !== undefined
-          ? `no ${stage === 'connect' ? 'response' : stage === 'first_token' ? 'first token' : 'complete answer'} within ${deadline.limitOf(stage)} ms`
+          ? `no ${stage === 'connect' ? 'connection' : stage === 'first_token' ? 'first token' : 'complete answer'} within ${deadline.limitOf(stage)} ms`
           : describe(error);
       const retryAfterMs = errorClass === 'rate_limited' ? parseRetryAfterMs(retryAfterHeader(error), Date.now()) : undefined;
       if (coldStart) state.endColdStart();
@@ -473,8 +504,9 @@ export class Router implements RouterAdmin {
     }
   }
 
-  private notify(decision: RoutingDecision, meta: RequestMeta, request: ChatCallRequest, outcome: AttemptOutcome): void {
-    if (this.observers.length === 0) return;
+  private notify(decision: RoutingDecision, meta: RequestMeta, request: ChatCallRequest, outcome: AttemptOutcome, attempt: number): void {
+    const recorder = request.attemptRecorder;
+    if (this.observers.length === 0 && recorder === undefined) return;
     const usage = outcome.ok ? this.usageOf(outcome.result, meta) : undefined;
     const firstTokenMs = outcome.ok ? outcome.result.firstTokenMs : undefined;
     const event: AttemptEvent = {
@@ -490,7 +522,16 @@ export class Router implements RouterAdmin {
       latencyMs: outcome.record.latencyMs,
       ...(firstTokenMs === undefined ? {} : { firstTokenMs }),
       costUsd: usage ? costUsd(decision.target, usage) : 0,
+      attempt,
+      ...(recorder ? { recordedByCaller: true } : {}),
     };
+    if (recorder) {
+      try {
+        recorder.finished(event);
+      } catch (error) {
+        this.logger.error({ err: error }, 'attempt recorder failed');
+      }
+    }
     for (const observer of this.observers) {
       try {
         observer.onAttempt(event);

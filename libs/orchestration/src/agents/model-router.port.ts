@@ -1,5 +1,5 @@
 import type { RequestMeta } from '@switchyard/contracts';
-import type { JsonSchemaResponseFormat } from '@switchyard/router';
+import type { AttemptRecorder, JsonSchemaResponseFormat } from '@switchyard/router';
 
 /**
  * What agents need from the router. Declared here (the consumer) so that orchestration
@@ -27,6 +27,8 @@ export interface ModelChatRequest {
   idempotencyKey?: string;
   signal?: AbortSignal;
   context?: ModelCallContext;
+  /** Records the call's upstream attempts durably (see IdempotentModelRouter). */
+  attemptRecorder?: AttemptRecorder;
 }
 
 /** Who made a call: the cost ledger records it, and the job scopes the retry budget. */
@@ -36,6 +38,8 @@ export interface ModelCallContext {
   taskId: string;
   step: number;
   traceId?: string;
+  /** Tasks in the job: the job's retry budget grows with them. Set by the task runner. */
+  jobTaskCount?: number;
 }
 
 export interface ModelAttempt {

@@ -11,6 +11,7 @@ import type { TaskPayload } from '@switchyard/contracts';
 import { createLogger } from '@switchyard/observability';
 import { ModelCallResultRepository, TaskRecoveryRepository, TaskRepository, type StepCheckpoint } from '@switchyard/state';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
+import { RetryBudgetSpentError } from '@switchyard/router';
 import { compileWorkflow, loadWorkflowsDir, type WorkflowDefinition } from '@switchyard/workflows';
 import { IdempotentModelRouter } from '../agents/idempotent-model-router';
 import type { ModelChatRequest, ModelChatResult, ModelRouter } from '../agents/model-router.port';
@@ -76,7 +77,7 @@ async function submitOneDocument(): Promise<{ extract: TaskPayload }> {
   return { extract: { tenant_id: 'acme', job_id: plan.jobId, task_id: extract.taskId, trace: {} } };
 }
 
-function runner(tasks: TaskRepository, router: ModelRouter, heartbeatMs = 1_000, enqueued: QueuedTask[] = []) {
+function runner(tasks: TaskRepository, router: ModelRouter, heartbeatMs = 1_000, maxTargetWaitMs = 60_000, enqueued: QueuedTask[] = []) {
   return new TaskRunner({
     tasks,
     router: new IdempotentModelRouter(router, new ModelCallResultRepository(database.db)),
@@ -87,7 +88,7 @@ function runner(tasks: TaskRepository, router: ModelRouter, heartbeatMs = 1_000,
     workerId: `worker-${randomUUID().slice(0, 6)}`,
     logger,
     heartbeatMs,
-    maxTargetWaitMs: 60_000,
+    maxTargetWaitMs,
     optionalTargetWaitMs: 5_000,
   });
 }
@@ -211,7 +212,7 @@ describe('TaskRunner degradation and timeouts (Postgres)', () => {
     const job = await submitProbe();
     const tasks = new TaskRepository(database.db);
     const enqueued: QueuedTask[] = [];
-    const outcome = await runner(tasks, hangingRouter, 1_000, enqueued).run(job.probe, attempt, new AbortController().signal);
+    const outcome = await runner(tasks, hangingRouter, 1_000, 60_000, enqueued).run(job.probe, attempt, new AbortController().signal);
     expect(outcome).toMatchObject({ kind: 'skipped', reason: expect.stringMatching(/^skipped: timeout: /) });
     expect((await tasks.findTask(job.probe.task_id))!).toMatchObject({ status: 'skipped', error: expect.stringMatching(/timeout/) });
     expect(enqueued.map((t) => t.taskId)).toEqual([job.report.task_id]);
@@ -230,9 +231,9 @@ describe('TaskRunner degradation and timeouts (Postgres)', () => {
     const job = await submitProbe();
     const tasks = new TaskRepository(database.db);
     const enqueued: QueuedTask[] = [];
-    const waiting = await runner(tasks, noTarget, 1_000, enqueued).run(job.probe, { ...attempt, waitedForTargetMs: 1_000 }, new AbortController().signal);
+    const waiting = await runner(tasks, noTarget, 1_000, 60_000, enqueued).run(job.probe, { ...attempt, waitedForTargetMs: 1_000 }, new AbortController().signal);
     expect(waiting.kind).toBe('waiting_for_target');
-    const skipped = await runner(tasks, noTarget, 1_000, enqueued).run(job.probe, { ...attempt, waitedForTargetMs: 5_000 }, new AbortController().signal);
+    const skipped = await runner(tasks, noTarget, 1_000, 60_000, enqueued).run(job.probe, { ...attempt, waitedForTargetMs: 5_000 }, new AbortController().signal);
     expect(skipped).toMatchObject({ kind: 'skipped', reason: expect.stringMatching(/^skipped: no model target could serve this optional task for 5 s/) });
     expect(enqueued.map((t) => t.taskId)).toEqual([job.report.task_id]);
 
@@ -240,5 +241,48 @@ describe('TaskRunner degradation and timeouts (Postgres)', () => {
     const root = (await tasks.findTask(job.jobId))!;
     expect(root.status).toBe('success');
     expect(root.outputSummary).toMatchObject({ conclusion: 'Due in 30 days.' });
+  });
+});
+
+describe('TaskRunner and a spent retry budget (Postgres)', () => {
+  const budgetSpent = () =>
+    new RetryBudgetSpentError([{ target: 'local_vllm_7b', model: 'm', rule: 'fallback', outcome: 'error', errorClass: 'timeout', latencyMs: 1_000 }], 'timeout', 14, 'job', {
+      trial: true,
+    });
+
+  it('tells the router how many tasks the job has, which sizes its retry budget', async () => {
+    const { extract } = await submitOneDocument();
+    const router = new CountingRouter();
+    expect((await runner(new TaskRepository(database.db), router).run(extract, attempt, new AbortController().signal)).kind).toBe('completed');
+    // One extract and one synthesize.
+    expect(router.requests[0]!.context).toMatchObject({ jobId: extract.job_id, taskId: extract.task_id, jobTaskCount: 2 });
+  });
+
+  it('waits (released, no attempt spent) when the budget is spent, goes on when a later trial call answers', async () => {
+    const { extract } = await submitOneDocument();
+    const tasks = new TaskRepository(database.db);
+    let spent = true;
+    const router = new CountingRouter(async () => {
+      if (spent) throw budgetSpent();
+    });
+    const waiting = await runner(tasks, router).run(extract, attempt, new AbortController().signal);
+    expect(waiting).toMatchObject({ kind: 'waiting_for_target', reason: expect.stringMatching(/retry budget of 14 .* is spent/) });
+    expect(await tasks.findTask(extract.task_id)).toMatchObject({ status: 'pending', retryCount: 0 });
+
+    spent = false;
+    const later = await runner(tasks, router).run(extract, { ...attempt, waitedForTargetMs: 3_000 }, new AbortController().signal);
+    expect(later.kind).toBe('completed');
+    expect(router.requests).toHaveLength(2);
+  });
+
+  it("fails the task once it has waited longer than its limit, saying that the job's retry budget was spent", async () => {
+    const { extract } = await submitOneDocument();
+    const tasks = new TaskRepository(database.db);
+    const router = new CountingRouter(async () => {
+      throw budgetSpent();
+    });
+    const outcome = await runner(tasks, router, 1_000, 5_000).run(extract, { ...attempt, waitedForTargetMs: 5_000 }, new AbortController().signal);
+    expect(outcome).toMatchObject({ kind: 'failed', reason: expect.stringMatching(/^no trial call succeeded while the job's retry budget was spent; gave up after waiting 5 s/) });
+    expect(await tasks.findTask(extract.task_id)).toMatchObject({ status: 'failed' });
   });
 });

@@ -19,7 +19,7 @@ import type { ModelAttempt, ModelRouter } from '../agents/model-router.port';
 import { routesFromAttempts } from '../agents/structured-summary';
 import type { QueuedTask } from '../queues/task-queues';
 import type { WorkflowVersions } from '../workflows/workflow-versions';
-import { describeError, isNoEligibleTarget, isTransient } from './failure';
+import { describeError, isNoEligibleTarget, isRetryBudgetSpent, isTransient } from './failure';
 
 export interface TaskRunnerDeps {
   tasks: TaskRepository;
@@ -31,7 +31,10 @@ export interface TaskRunnerDeps {
   workerId: string;
   logger: Logger;
   heartbeatMs: number;
-  /** How long a task may wait for an eligible model target (all down) before it fails. */
+  /**
+   * How long a task may wait for a model target before it fails: for an eligible one (all
+   * down), or for one that answers its trial call while the job's retry budget is spent.
+   */
   maxTargetWaitMs: number;
   /** How long an optional task waits for an eligible target before it is skipped. */
   optionalTargetWaitMs: number;
@@ -75,6 +78,15 @@ class TaskTimeoutSignal extends Error {}
 function routesOfFailedCall(error: unknown, step: number): RouteRecord[] {
   const attempts = (error as { attempts?: unknown } | null)?.attempts;
   return Array.isArray(attempts) ? routesFromAttempts(step, attempts as ModelAttempt[]) : [];
+}
+
+/** The router as a task's steps see it: every call carries the job's size, which sizes the job's retry budget. */
+function withJobTaskCount(router: ModelRouter, jobTaskCount: number | undefined): ModelRouter {
+  if (jobTaskCount === undefined) return router;
+  return {
+    chat: (request) => router.chat(request.context === undefined ? request : { ...request, context: { ...request.context, jobTaskCount } }),
+    reportBadOutput: (target) => router.reportBadOutput?.(target),
+  };
 }
 
 /** What a claimed task runs: its workflow version and agent. */
@@ -197,6 +209,7 @@ export class TaskRunner {
     }
     let input: unknown;
     const last = steps.length - 1;
+    const router = withJobTaskCount(this.deps.router, await this.jobTaskCount(task.jobId));
     for (let step = task.currentStep; step <= last; step += 1) {
       progress.step = step;
       signal.throwIfAborted();
@@ -211,7 +224,7 @@ export class TaskRunner {
       input ??= await this.deps.tasks.findJobInput(task.jobId, inputArraysNotRead(workflow, agent));
       const { messages, warnings } = renderMessages(definition, renderContext(input, taskInput, gathered ?? { outputs: {}, summaries: {} }, stepOutputs));
       if (warnings.length) log.warn({ step, warnings }, 'template placeholders without a value rendered empty');
-      const result = await runCallStep(this.deps.router, definition, messages, callMeta(definition, jobMeta), stepCallFields({ task, step, signal }));
+      const result = await runCallStep(router, definition, messages, callMeta(definition, jobMeta), stepCallFields({ task, step, signal }));
       stepOutputs[definition.name] = result.output;
       const checkpoint = checkpointOf({ raw: result.raw, output: result.output });
       if (step < last) {
@@ -224,6 +237,11 @@ export class TaskRunner {
       if (finished.jobCompleted) log.info('job completed');
       await this.enqueueReady(finished.ready, log);
     }
+  }
+
+  /** The job's size, for its retry budget. */
+  private async jobTaskCount(jobId: string): Promise<number | undefined> {
+    return (await this.deps.tasks.summarizeJobs([jobId])).get(jobId)?.total;
   }
 
   /** After the finishing commit; if Redis is away the sweeper's reconcile enqueues them later. */
@@ -256,22 +274,30 @@ export class TaskRunner {
         return await this.skip(lease, `skipped: no model target could serve this optional task for ${Math.round(waited / 1000)} s: ${reason}`, routes, workflow, log);
       }
       // Fail closed and wait: no target may serve the call now (all down, or none local for
-      // sensitive data). A durable task waits for one to recover instead of failing.
-      if (isNoEligibleTarget(error) && waited < this.deps.maxTargetWaitMs) {
+      // sensitive data), or the job's retry budget is spent and the trial call failed (a slow
+      // moment of every target). A durable task waits for a target instead of failing; each
+      // later run makes one trial call, so the waits bound the attempts.
+      const waitsForTarget = isNoEligibleTarget(error) || isRetryBudgetSpent(error);
+      if (waitsForTarget && waited < this.deps.maxTargetWaitMs) {
         await this.deps.tasks.releaseTask(lease, reason, routes, { countAsRetry: false });
-        log.warn({ err: reason, waited_ms: waited }, 'no eligible model target: task waits');
+        const event = isNoEligibleTarget(error) ? 'no eligible model target: task waits' : 'retry budget of the job spent: task waits for a trial call';
+        log.warn({ err: reason, waited_ms: waited }, event);
         return { kind: 'waiting_for_target', taskId: lease.taskId, reason };
       }
-      if (shuttingDown || (isTransient(error) && !lastAttempt)) {
+      // A task that waited its limit while the budget was spent gives up: a retry would only wait again.
+      if (shuttingDown || (isTransient(error) && !lastAttempt && !isRetryBudgetSpent(error))) {
         await this.deps.tasks.releaseTask(lease, reason, routes);
         log.warn({ err: reason, attempt: attempt.attemptsMade + 1, max_attempts: attempt.maxAttempts }, 'task attempt failed; will retry');
         return { kind: 'released', taskId: lease.taskId, error };
       }
+      const waitedS = Math.round(waited / 1000);
       const finalReason = isNoEligibleTarget(error)
-        ? `no model target could serve this task for ${Math.round(waited / 1000)} s: ${reason}`
-        : lastAttempt && isTransient(error)
-          ? `gave up after ${attempt.maxAttempts} attempts: ${reason}`
-          : reason;
+        ? `no model target could serve this task for ${waitedS} s: ${reason}`
+        : isRetryBudgetSpent(error)
+          ? `no trial call succeeded while the job's retry budget was spent; gave up after waiting ${waitedS} s (TARGET_WAIT_MAX_MS): ${reason}`
+          : lastAttempt && isTransient(error)
+            ? `gave up after ${attempt.maxAttempts} attempts: ${reason}`
+            : reason;
       if (task.optional) return await this.skip(lease, `skipped: ${finalReason}`, routes, workflow, log);
       const { jobFailed } = await this.deps.tasks.failTask(lease, finalReason, routes);
       log.error({ err: finalReason, job_failed: jobFailed }, 'task failed');

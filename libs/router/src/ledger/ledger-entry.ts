@@ -1,6 +1,12 @@
-import type { AttemptEvent } from '../observe/call-observer';
+import type { AttemptEvent, AttemptStart } from '../observe/call-observer';
 
 export type LedgerSource = 'worker' | 'gateway';
+
+/**
+ * An attempt's outcome, or `in_flight` (its request sent, no outcome yet) and `abandoned`
+ * (it was in flight when its worker died; usage and cost are the pre-call estimate).
+ */
+export type LedgerOutcome = AttemptEvent['outcome'] | 'in_flight' | 'abandoned';
 
 /**
  * One cost-ledger row, as the `model_call_ledger` table takes it. Declared here so the
@@ -18,7 +24,7 @@ export interface LedgerEntry {
   targetType: string;
   model: string;
   rule: string;
-  outcome: AttemptEvent['outcome'];
+  outcome: LedgerOutcome;
   errorClass: string | null;
   httpStatus: number | null;
   inputTokens: number;
@@ -65,6 +71,28 @@ export function toLedgerEntry(event: AttemptEvent, source: LedgerSource): Ledger
     firstTokenMs: event.firstTokenMs === undefined ? null : finite(event.firstTokenMs),
     costUsd: finite(event.costUsd),
     traceId: context?.traceId ?? null,
+  };
+}
+
+/** The row of an attempt whose request is about to be sent: in flight, with the estimated input and its price. */
+export function toStartedLedgerEntry(start: AttemptStart, source: LedgerSource): LedgerEntry {
+  return {
+    ...toLedgerEntry(
+      {
+        at: start.at,
+        target: start.target,
+        rule: start.rule,
+        meta: start.meta,
+        context: start.context,
+        outcome: 'error',
+        usage: { inputTokens: start.estimatedInputTokens, outputTokens: 0, estimated: true },
+        latencyMs: 0,
+        costUsd: start.estimatedInputCostUsd,
+        attempt: start.attempt,
+      },
+      source,
+    ),
+    outcome: 'in_flight',
   };
 }
 

@@ -17,6 +17,7 @@ function attempt(n: number, overrides: Partial<AttemptEvent> = {}): AttemptEvent
     usage: { inputTokens: 100, outputTokens: 20, estimated: false },
     latencyMs: 12.5,
     costUsd: 0.0012,
+    attempt: 1,
     ...overrides,
   };
 }

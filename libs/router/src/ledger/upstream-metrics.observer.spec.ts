@@ -12,6 +12,7 @@ const base: AttemptEvent = {
   usage: { inputTokens: 1000, outputTokens: 200, estimated: false },
   latencyMs: 250,
   costUsd: 0.5,
+  attempt: 1,
 };
 
 describe('UpstreamMetricsObserver', () => {

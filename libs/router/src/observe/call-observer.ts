@@ -17,6 +17,33 @@ export interface AttemptEvent {
   latencyMs: number;
   firstTokenMs?: number;
   costUsd: number;
+  /** The attempt's number within its call, from 1. */
+  attempt: number;
+  /** The caller records this attempt itself, durably (`ChatCallRequest.attemptRecorder`): buffered ledgers skip it. */
+  recordedByCaller?: boolean;
+}
+
+/** An attempt about to go upstream: what a durable ledger records before the request is sent. */
+export interface AttemptStart {
+  at: Date;
+  attempt: number;
+  target: Pick<TargetConfig, 'name' | 'type' | 'model'>;
+  rule: string;
+  meta: RequestMeta;
+  context: CallContext | undefined;
+  /** The input as estimated before the call, and its price: all that is known of an attempt that never finishes. */
+  estimatedInputTokens: number;
+  estimatedInputCostUsd: number;
+}
+
+/**
+ * One call's own record of its attempts (the worker's durable ledger), beside the observers.
+ * `started` is awaited before each attempt's request is sent, and a rejection fails the call
+ * (nothing was sent); `finished` is told of the outcome of every attempt and must not throw.
+ */
+export interface AttemptRecorder {
+  started(attempt: AttemptStart): Promise<void>;
+  finished(event: AttemptEvent): void;
 }
 
 /**

@@ -95,6 +95,19 @@ describe('LedgerRepository', () => {
     expect(keysAndCalls((await report('day')).groups)).toEqual({ [day0]: 2, [day1]: 1 });
   });
 
+  it('counts an attempt still in flight as a call but not as an error; an abandoned one is an error', async () => {
+    const tenant = newTenant();
+    const w = window();
+    await repo.insertMany([
+      row(tenant, w.at(1)),
+      row(tenant, w.at(2), { outcome: 'in_flight', outputTokens: 0, usageEstimated: true, latencyMs: 0 }),
+      row(tenant, w.at(3), { outcome: 'abandoned', outputTokens: 0, usageEstimated: true, latencyMs: 0 }),
+    ]);
+    const report = await repo.costReport({ groupBy: 'outcome', since: w.since, until: w.until, tenantId: tenant });
+    expect(Object.fromEntries(report.groups.map((g) => [g.key, [g.calls, g.errors]]))).toEqual({ ok: [1, 0], in_flight: [1, 0], abandoned: [1, 1] });
+    expect(report.totals).toMatchObject({ calls: 3, errors: 1 });
+  });
+
   it('filters by tenant and by the [since, until) window', async () => {
     const [a, b] = [newTenant(), newTenant()];
     const w = window();

@@ -22,7 +22,7 @@ export interface CostTotals {
   inputTokens: number;
   outputTokens: number;
   costUsd: number;
-  /** Attempts whose outcome is not `ok` (errors and bad output). */
+  /** Attempts that failed: errors, bad output, and attempts abandoned by a dead worker (not those still in flight). */
   errors: number;
   latencyP50Ms: number | null;
   latencyP95Ms: number | null;
@@ -63,7 +63,8 @@ const totalColumns = {
   inputTokens: sql<number>`coalesce(sum(${l.inputTokens}), 0)`.mapWith(toNumber),
   outputTokens: sql<number>`coalesce(sum(${l.outputTokens}), 0)`.mapWith(toNumber),
   costUsd: sql<number>`coalesce(sum(${l.costUsd}), 0)`.mapWith(toNumber),
-  errors: sql<number>`count(*) filter (where ${l.outcome} <> 'ok')`.mapWith(toNumber),
+  // An attempt still in flight has no outcome yet; one abandoned by a dead worker failed.
+  errors: sql<number>`count(*) filter (where ${l.outcome} not in ('ok', 'in_flight'))`.mapWith(toNumber),
   latencyP50Ms: sql<number | null>`percentile_cont(0.5) within group (order by ${l.latencyMs})`.mapWith(toNullableNumber),
   latencyP95Ms: sql<number | null>`percentile_cont(0.95) within group (order by ${l.latencyMs})`.mapWith(toNullableNumber),
 };

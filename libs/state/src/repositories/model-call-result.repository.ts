@@ -1,8 +1,16 @@
 import { eq } from 'drizzle-orm';
-import type { Database } from '../database';
+import type { Pool } from 'pg';
+import { poolBehind, type Database } from '../database';
 import { modelCallResults, type ModelCallResultRow } from '../schema';
+import { attemptRowsJson, upsertAttemptsSql, type AttemptLedgerRow } from './attempt-ledger.repository';
+import { jsonRowInsert } from './json-row-insert';
 
 export type NewModelCallResult = Omit<ModelCallResultRow, 'createdAt'>;
+
+const resultInsert = jsonRowInsert<NewModelCallResult>(modelCallResults, { cost_usd: '0', created_at: 'now()' });
+// One statement: the call's attempt rows land in the ledger whether or not this answer is the one kept.
+const STORE_WITH_ATTEMPTS_SQL = `/* sy:storeCallResult */ with attempts as (${upsertAttemptsSql(2)})
+  ${resultInsert.insertFromArray(1)} on conflict do nothing returning created_at`;
 
 /**
  * Model answers already paid for, by idempotency key (task, step, call of the step). The
@@ -10,19 +18,46 @@ export type NewModelCallResult = Omit<ModelCallResultRow, 'createdAt'>;
  * back, reads that one instead of keeping a second.
  */
 export class ModelCallResultRepository {
-  constructor(private readonly db: Database) {}
+  private readonly pool: Pool;
+
+  /** `pool` is the one behind `db` (`DatabaseHandle.pool`); when omitted, drizzle's client is used. */
+  constructor(
+    private readonly db: Database,
+    pool?: Pool,
+  ) {
+    this.pool = poolBehind(db, pool, 'ModelCallResultRepository');
+  }
 
   async find(idempotencyKey: string): Promise<ModelCallResultRow | undefined> {
     const [row] = await this.db.select().from(modelCallResults).where(eq(modelCallResults.idempotencyKey, idempotencyKey));
     return row;
   }
 
-  /** Stores the answer unless one is already stored for the key; returns the one that is kept. */
-  async store(result: NewModelCallResult): Promise<ModelCallResultRow> {
-    const [inserted] = await this.db.insert(modelCallResults).values(result).onConflictDoNothing().returning();
+  /**
+   * Stores the answer unless one is already stored for the key; returns the one that is kept.
+   * `attempts` (the ledger rows of the upstream attempts that obtained it) are written in the
+   * same statement, so the answer is never durable without its cost.
+   */
+  async store(result: NewModelCallResult, attempts: readonly AttemptLedgerRow[] = []): Promise<ModelCallResultRow> {
+    const inserted = attempts.length === 0 ? await this.insert(result) : await this.insertWithAttempts(result, attempts);
     if (inserted) return inserted;
     const existing = await this.find(result.idempotencyKey);
     if (!existing) throw new Error(`model call result ${result.idempotencyKey} neither inserted nor found`);
     return existing;
+  }
+
+  private async insert(result: NewModelCallResult): Promise<ModelCallResultRow | undefined> {
+    const [inserted] = await this.db.insert(modelCallResults).values(result).onConflictDoNothing().returning();
+    return inserted;
+  }
+
+  private async insertWithAttempts(result: NewModelCallResult, attempts: readonly AttemptLedgerRow[]): Promise<ModelCallResultRow | undefined> {
+    const { rows } = await this.pool.query<{ created_at: Date }>({
+      name: 'sy-store-call-result',
+      text: STORE_WITH_ATTEMPTS_SQL,
+      values: [JSON.stringify([resultInsert.toJson(result)]), attemptRowsJson(attempts)],
+    });
+    const [row] = rows;
+    return row ? { ...result, createdAt: row.created_at } : undefined;
   }
 }

@@ -1,0 +1,3 @@
+ALTER TABLE "model_call_ledger" ADD COLUMN "attempt_id" text;--> statement-breakpoint
+CREATE UNIQUE INDEX "model_call_ledger_attempt_idx" ON "model_call_ledger" USING btree ("attempt_id") WHERE "model_call_ledger"."attempt_id" is not null;--> statement-breakpoint
+CREATE INDEX "model_call_ledger_in_flight_idx" ON "model_call_ledger" USING btree ("task_id") WHERE "model_call_ledger"."outcome" = 'in_flight';
