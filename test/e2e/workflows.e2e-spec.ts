@@ -1,3 +1,7 @@
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { waitFor } from '@switchyard/devkit';
 import { TestStack } from '../support/stack';
 
 interface TaskJson {
@@ -31,11 +35,15 @@ const byRole = (job: JobJson, role: string) => job.tasks.filter((t) => t.role ==
  */
 describe('workflows end to end (real supervisor, worker and llm-sim processes)', () => {
   let stack: TestStack;
+  // The shipped workflows and one broken file, in a directory the test may add to.
+  const workflowsDir = mkdtempSync(join(tmpdir(), 'switchyard-workflows-'));
 
   beforeAll(async () => {
+    cpSync('config/workflows', workflowsDir, { recursive: true });
+    writeFileSync(join(workflowsDir, 'broken.yaml'), 'type: broken\ninput: {type: object}\nagents:\n  - role: a\n    after: [nobody]\n    prompt: {user: hi}\n');
     stack = await TestStack.start({
       workers: 1,
-      env: { OPTIONAL_TARGET_WAIT_MS: '1000', TASK_MAX_ATTEMPTS: '2' },
+      env: { OPTIONAL_TARGET_WAIT_MS: '1000', TASK_MAX_ATTEMPTS: '2', WORKFLOWS_DIR: workflowsDir },
       // Triage and log readers go to the 7B; everything else unmatched (the historian: summarize,
       // medium) only to local_vllm_32b, which the incident test takes down.
       editRouterConfig: (yaml) =>
@@ -51,6 +59,34 @@ describe('workflows end to end (real supervisor, worker and llm-sim processes)',
 
   afterAll(async () => {
     await stack?.stop();
+    rmSync(workflowsDir, { recursive: true, force: true });
+  });
+
+  it('reports a rejected workflow file in /readyz (file and path) while the valid ones serve', async () => {
+    const res = await stack.request<{ status: string; checks: Array<{ name: string; ok: boolean; types?: string[]; rejected?: string[] }> }>('GET', '/readyz');
+    expect(res.status).toBe(200);
+    const workflows = res.json.checks.find((c) => c.name === 'workflows')!;
+    expect(workflows.ok).toBe(true);
+    expect(workflows.types).toEqual(expect.arrayContaining(['doc_review', 'incident_review', 'research_report']));
+    expect(workflows.types).not.toContain('broken');
+    expect(workflows.rejected).toEqual([expect.stringMatching(/broken\.yaml:\d+: agents\[0\]\.after/)]);
+  });
+
+  it('picks up a new workflow file without a restart: the supervisor accepts the type and a worker runs its new role', async () => {
+    writeFileSync(
+      join(workflowsDir, 'haiku.yaml'),
+      'type: haiku\ndescription: One poem.\ninput: {type: object, required: [topic], properties: {topic: {type: string}}}\nagents:\n  - role: poet\n    meta: {task_type: chat, complexity: low}\n    prompt: {user: "A haiku about {{input.topic}}"}\n',
+    );
+    await waitFor('the supervisor to load haiku', async () => {
+      const res = await stack.request<{ workflows: Array<{ type: string }> }>('GET', '/v1/workflows');
+      return res.json.workflows.some((w) => w.type === 'haiku') ? true : undefined;
+    });
+    const submitted = await stack.request<{ job_id: string }>('POST', '/v1/jobs', { type: 'haiku', input: { topic: 'queues' } });
+    expect(submitted.status).toBe(202);
+    const job = await stack.waitForJob<JobJson>(submitted.json.job_id, {}, 60_000);
+    expect(job.status).toBe('success');
+    expect(job.tasks.map((t) => t.role)).toEqual(['poet']);
+    expect(job.result).toMatchObject({ conclusion: expect.any(String) });
   });
 
   it('lists the job types with their input schema', async () => {
