@@ -39,6 +39,12 @@ export class WorkflowsModule implements OnModuleInit, OnApplicationShutdown {
   ) {}
 
   onModuleInit(): void {
+    const open = () => {
+      this.queues.open(this.catalog.roles());
+      this.submissionQueues.open(this.catalog.roles());
+    };
+    open();
+    this.catalog.onChange(open);
     this.catalog.start();
   }
 

@@ -50,6 +50,15 @@ export class TaskQueues {
     return queue;
   }
 
+  /**
+   * Opens the queues of these roles now. A queue connects on first use and, until it has, waits
+   * for Redis rather than failing: opened ahead (at start, on a workflow reload), a submission
+   * during a Redis outage fails fast on a fail-fast connection instead of landing late.
+   */
+  open(roles: Iterable<string>): void {
+    for (const role of roles) this.queue(role);
+  }
+
   /** The roles opened so far. */
   roles(): string[] {
     return [...this.queues.keys()];
