@@ -19,6 +19,8 @@ export const JobSubmissionEnvelopeSchema = z.strictObject({
   type: SafeString.min(1).max(64),
   input: z.unknown(),
   meta: JobMetaSchema.default({ sensitivity: 'internal', priority: 'normal', tags: [] }),
+  /** Where the finished job is POSTed (SPEC §6); the supervisor checks scheme and address. */
+  callback_url: z.string().min(1).max(2048).optional(),
 });
 
 /** A submission whose input passed its workflow's schema. */
@@ -26,4 +28,5 @@ export interface JobSubmission {
   type: string;
   input: unknown;
   meta: JobMeta;
+  callback_url?: string;
 }

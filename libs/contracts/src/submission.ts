@@ -12,7 +12,7 @@ export type JobInputCheck = (input: unknown) => { ok: true; value: unknown } | {
 export function parseJobSubmission(body: unknown, inputCheckOf: (type: string) => JobInputCheck | string): JobSubmission {
   const envelope = JobSubmissionEnvelopeSchema.safeParse(body);
   if (!envelope.success) throw new ValidationError(toFieldIssues(envelope.error));
-  const { type, input, meta } = envelope.data;
+  const { type, input, meta, callback_url } = envelope.data;
   const check = inputCheckOf(type);
   if (typeof check === 'string') throw new ValidationError([{ path: 'type', message: check }]);
   // Whatever the workflow's schema says: no string Postgres cannot store (NUL, a lone surrogate).
@@ -20,5 +20,5 @@ export function parseJobSubmission(body: unknown, inputCheckOf: (type: string) =
   if (unsafe) throw new ValidationError([{ path: unsafe.path === '(body)' ? 'input' : `input.${unsafe.path}`, message: unsafe.message }]);
   const parsed = check(input);
   if (!parsed.ok) throw new ValidationError(parsed.issues);
-  return { type, input: parsed.value, meta };
+  return { type, input: parsed.value, meta, ...(callback_url === undefined ? {} : { callback_url }) };
 }

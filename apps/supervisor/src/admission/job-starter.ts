@@ -1,0 +1,30 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { TaskQueues } from '@switchyard/orchestration';
+import { AdmissionRepository } from '@switchyard/state';
+
+/**
+ * Enqueues the tasks of a job that admission just let run. The one seam between admission and
+ * the runtime: admission decides which job may start, the starter knows how a job's tasks
+ * reach the workers.
+ */
+export interface JobStarter {
+  start(jobId: string): Promise<void>;
+}
+export const JOB_STARTER = Symbol('JOB_STARTER');
+
+/**
+ * The job's pending tasks whose dependencies are done (at admission: those without any) go to
+ * their role's queue under their task id (a second start is a no-op); the others are enqueued
+ * by the worker that finishes their last dependency, as for every job.
+ */
+@Injectable()
+export class QueueJobStarter implements JobStarter {
+  constructor(
+    private readonly admission: AdmissionRepository,
+    @Inject(TaskQueues) private readonly queues: TaskQueues,
+  ) {}
+
+  async start(jobId: string): Promise<void> {
+    await this.queues.enqueue(await this.admission.readyTasksOf(jobId));
+  }
+}
