@@ -17,7 +17,7 @@ import type { RoutingPolicy, TargetConfig } from './config/router-config.schema'
 import type { FailureClass } from './health/health-settings';
 import type { AttemptEvent, AttemptRecorder, CallObserver } from './observe/call-observer';
 import { missingApiKeyFilter, resolveApiKey, type SecretResolver } from './providers/api-key';
-import type { ChatMessage, ProviderResult } from './providers/chat-provider';
+import type { ChatMessage, JsonSchemaResponseFormat, ProviderResult } from './providers/chat-provider';
 import { openAiProviders, ProviderRegistry, type ProviderFactory } from './providers/provider-registry';
 import type { UpstreamFetchOptions } from './providers/upstream-fetch';
 import { contextWindowFilter, sensitiveRequiresLocal, type CandidateFilter } from './routing/candidate-filter';
@@ -64,6 +64,8 @@ export interface ChatCallRequest {
   temperature?: number;
   /** Asks for `response_format: {type: 'json_object'}`; a reply that is not a JSON object counts as bad output. */
   jsonMode?: boolean;
+  /** Structured output (`response_format: json_schema`); like `jsonMode`, a reply that is not a JSON object counts as bad output. */
+  responseFormat?: JsonSchemaResponseFormat;
   excludeTargets?: ReadonlySet<string> | readonly string[];
   /** Forwarded upstream, e.g. x-switchyard-task, x-switchyard-step, x-switchyard-idempotency-key. */
   headers?: Readonly<Record<string, string>>;
@@ -445,6 +447,7 @@ export class Router implements RouterAdmin {
         maxTokens,
         temperature: request.temperature,
         jsonMode: request.jsonMode,
+        ...(request.responseFormat ? { responseFormat: request.responseFormat } : {}),
         headers: request.headers,
         signal: deadline.signal,
         timeoutMs: totalMs,
@@ -460,7 +463,7 @@ export class Router implements RouterAdmin {
             }),
       });
       const latencyMs = elapsed(attemptStart);
-      const badOutput = request.jsonMode === true && !looksLikeJsonObject(result.content);
+      const badOutput = (request.jsonMode === true || request.responseFormat !== undefined) && !looksLikeJsonObject(result.content);
       const outputTokens = result.usage?.outputTokens ?? countTextTokens(result.content);
       state.end(this.clock.now(), {
         ok: !badOutput,

@@ -11,6 +11,8 @@ export interface ProviderCall {
   maxTokens?: number;
   temperature?: number;
   jsonMode?: boolean;
+  /** Structured output: sent as `response_format: {type: 'json_schema', ...}` (over `jsonMode`). */
+  responseFormat?: JsonSchemaResponseFormat;
   headers?: Readonly<Record<string, string>>;
   /** Fires on the router's deadline or the caller's abort; the provider must stop on it. */
   signal: AbortSignal;
@@ -21,6 +23,12 @@ export interface ProviderCall {
   onFirstToken?: () => void;
   /** Each piece of content as it streams in. */
   onDelta?: (text: string) => void;
+}
+
+/** OpenAI structured output: the reply must match `schema`. */
+export interface JsonSchemaResponseFormat {
+  type: 'json_schema';
+  json_schema: { name: string; strict: boolean; schema: Record<string, unknown> };
 }
 
 export interface ProviderResult {

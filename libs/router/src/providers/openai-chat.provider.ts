@@ -58,7 +58,11 @@ export class OpenAiChatProvider implements ChatProvider {
         stream_options: { include_usage: true },
         ...(call.maxTokens === undefined ? {} : { max_tokens: call.maxTokens }),
         ...(call.temperature === undefined ? {} : { temperature: call.temperature }),
-        ...(call.jsonMode ? { response_format: { type: 'json_object' as const } } : {}),
+        ...(call.responseFormat
+          ? { response_format: call.responseFormat }
+          : call.jsonMode
+            ? { response_format: { type: 'json_object' as const } }
+            : {}),
       },
       {
         signal: call.signal,
