@@ -7,3 +7,4 @@ export * from './repositories/task-recovery.repository';
 export * from './repositories/model-call-result.repository';
 export * from './repositories/attempt-ledger.repository';
 export * from './repositories/job-stats.repository';
+export * from './repositories/admin-job.repository';
