@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
 import { CoreModule, LedgerModule, REDIS, RouterRuntime, routerProvider } from '@switchyard/platform';
+import { AdminJobsController } from './admin/jobs.controller';
 import { AdminTargetsController } from './admin/targets.controller';
 import { AdminTasksController } from './admin/tasks.controller';
 import { AdminTokenGuard } from './auth/admin-token.guard';
@@ -18,6 +19,7 @@ import { HttpExceptionFilter } from './http/http-exception.filter';
 import { JobsController } from './jobs/jobs.controller';
 import { JobsService } from './jobs/jobs.service';
 import { MetricsModule } from './metrics/metrics.module';
+import { OpenApiController } from './openapi/openapi.controller';
 import { TASK_FLOW_PRODUCER } from './queues/queue.constants';
 import { REQUEST_REDIS, RequestRedisModule } from './queues/request-redis.module';
 import { SweeperModule } from './sweeper/sweeper.module';
@@ -45,7 +47,7 @@ export class SupervisorModule {
         }),
         SweeperModule,
       ],
-      controllers: [JobsController, HealthController, AdminTasksController, GatewayController, AdminTargetsController],
+      controllers: [JobsController, HealthController, AdminTasksController, GatewayController, AdminTargetsController, AdminJobsController, OpenApiController],
       providers: [
         JobsService,
         routerProvider,
