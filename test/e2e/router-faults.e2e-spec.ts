@@ -104,19 +104,6 @@ describe('router fault drills (real supervisor, worker and llm-sim)', () => {
     expect(routes.some((r) => r.target !== 'local_vllm_7b' && r.outcome === 'ok')).toBe(true);
   });
 
-  it('a 429 storm on every target: the job makes at most 1 + its retry budget upstream attempts', async () => {
-    stack = await startTuned(1, { ...TUNING, retry_budget_per_job: 6 });
-    for (const target of ['local_vllm_7b', 'local_vllm_32b', 'cloud_main']) await stack.setSimMode(target, { mode: 'ratelimit', retry_after_s: 1 });
-    const id = await submit(stack, job(1, 'storm'));
-    const done = await stack.waitForJob<JobView>(id, {}, 90_000);
-    expect(done.status).toBe('failed');
-    expect(done.error?.code).toBe('retry_budget_exhausted');
-    const calls = await stack.simCalls();
-    expect(calls.length).toBeGreaterThan(0);
-    expect(calls.length).toBeLessThanOrEqual(1 + 6);
-    expect(calls.every((c) => c.status === 429)).toBe(true);
-  });
-
   it('garbage output: counted as bad output of that target, and the work moves on', async () => {
     stack = await startTuned();
     await stack.setSimMode('local_vllm_7b', { mode: 'garbage' });

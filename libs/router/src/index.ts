@@ -33,6 +33,7 @@ export * from './quota/overload';
 export * from './scoring/target-score';
 export * from './backoff/backoff';
 export * from './budget/retry-budget';
+export * from './budget/retry-budget-spent.error';
 export * from './calls/context-window.error';
 export * from './calls/bad-output';
 export * from './state/target-state';

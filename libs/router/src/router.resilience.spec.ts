@@ -2,6 +2,7 @@ import { APIError } from 'openai';
 import { RequestMetaSchema, type RequestMetaInput } from '@switchyard/contracts';
 import { createLogger } from '@switchyard/observability';
 import { InMemoryRetryBudgetStore } from './budget/retry-budget';
+import { RetryBudgetSpentError } from './budget/retry-budget-spent.error';
 import { ContextWindowExceededError } from './calls/context-window.error';
 import { RouterCallError } from './calls/router-call.error';
 import { FakeClock } from './clock';
@@ -16,7 +17,7 @@ type Behaviour = (call: ProviderCall) => Promise<ProviderResult>;
 const ok =
   (content = '{"conclusion":"ok"}', firstTokenMs = 50): Behaviour =>
   (call) => {
-    call.onHeaders?.();
+    call.onConnected?.();
     call.onFirstToken?.();
     return Promise.resolve({ content, model: 'm', usage: { inputTokens: 10, outputTokens: 5 }, firstTokenMs });
   };
@@ -24,10 +25,10 @@ const status =
   (code: number, headers: Record<string, string> = {}): Behaviour =>
   () =>
     Promise.reject(APIError.generate(code, { error: { message: `status ${code}` } }, `status ${code}`, new Headers(headers)));
-/** Sends headers, then never a token: only the router's first-token timeout ends it. */
+/** Connects, then never a token: only the router's first-token timeout ends it. */
 const noFirstToken: Behaviour = (call) =>
   new Promise((_, reject) => {
-    call.onHeaders?.();
+    call.onConnected?.();
     call.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
   });
 
@@ -113,7 +114,7 @@ describe('Router resilience', () => {
     expect(router.snapshot().find((t) => t.name === 'local_a')!.breaker).toBe('half_open');
   });
 
-  it('keeps the whole job within its retry budget in a 429 storm, across calls', async () => {
+  it('keeps the whole job within its retry budget in a 429 storm, across calls; once spent, one trial attempt per call', async () => {
     const storm = status(429, { 'retry-after': '1' });
     const { router, calls, sleeps, clock } = setup({ local_a: storm, local_b: storm, cloud: storm });
     const context = { jobId: 'job-1', tenantId: 't' };
@@ -122,13 +123,45 @@ describe('Router resilience', () => {
       await router.chat({ meta: meta(), messages, context }).catch((error: unknown) => errors.push(error));
       clock.advance(1_000); // past every Retry-After: only the budget stops the next call
     }
-    expect(calls.length).toBeLessThanOrEqual(1 + 4);
-    expect(calls.length).toBe(4);
-    expect(errors.every((e) => e instanceof RouterCallError)).toBe(true);
-    expect((errors.at(-1) as Error).message).toMatch(/retry budget of 4 failed upstream attempts for job job-1 is spent/);
+    // Call 1: 3 attempts; call 2: 1 more, the budget of 4 is spent; calls 3 to 5: one trial each.
+    expect(calls).toHaveLength(4 + 3);
+    expect(errors[0]).not.toBeInstanceOf(RetryBudgetSpentError);
+    expect(errors.slice(1).every((e) => e instanceof RetryBudgetSpentError && e.code === 'retry_budget_spent' && e.waitable)).toBe(true);
+    expect((errors[1] as Error).message).toMatch(/retry budget of 4 failed upstream attempts for job job-1 is spent$/);
+    expect((errors.at(-1) as RetryBudgetSpentError).attempts).toHaveLength(1);
+    expect((errors.at(-1) as Error).message).toMatch(/is spent; its trial attempt outside the budget failed/);
     // 429 → a short exponential backoff with jitter before the next target.
     expect(sleeps[0]).toBe(1000 + 250);
     expect(sleeps[1]).toBe(2000 + 250);
+  });
+
+  it('grows the retry budget with the job: base plus retry_budget_per_task per task', async () => {
+    const storm = status(429, { 'retry-after': '1' });
+    const run = async (jobTaskCount: number | undefined) => {
+      const { router, calls, clock } = setup({ local_a: storm, local_b: storm, cloud: storm }, '\n  retry_budget_per_task: 0.5');
+      const context = { jobId: 'job-sized', tenantId: 't', ...(jobTaskCount === undefined ? {} : { jobTaskCount }) };
+      let error: unknown;
+      // Calls until the budget stops them (the first RetryBudgetSpentError), at most 20.
+      for (let i = 0; i < 20 && !(error instanceof RetryBudgetSpentError); i++) {
+        error = await router.chat({ meta: meta(), messages, context }).catch((e: unknown) => e);
+        clock.advance(1_000);
+      }
+      return { calls: calls.length, limit: (error as RetryBudgetSpentError).limit };
+    };
+    expect(await run(undefined)).toEqual({ calls: 4, limit: 4 });
+    expect(await run(20)).toEqual({ calls: 14, limit: 4 + 10 });
+  });
+
+  it('a trial attempt that succeeds answers the call, though the budget stays spent', async () => {
+    let failing = true;
+    const flaky: Behaviour = (call) => (failing ? status(500)(call) : ok()(call));
+    const { router, calls } = setup({ local_a: flaky, local_b: flaky, cloud: flaky });
+    const context = { jobId: 'job-2', tenantId: 't' };
+    for (let i = 0; i < 2; i++) await router.chat({ meta: meta(), messages, context }).catch(() => undefined);
+    expect(calls).toHaveLength(4);
+    failing = false;
+    const result = await router.chat({ meta: meta(), messages, context });
+    expect(result.attempts).toEqual([expect.objectContaining({ outcome: 'ok' })]);
   });
 
   it('treats a 503 "model is loading" as a cold start: the call moves on, no health lost, no budget spent, the target waits for a probe', async () => {

@@ -3,7 +3,8 @@ import type { Logger } from '@switchyard/observability';
 import type { DecisionExplanation, RouterAdmin, TargetSnapshot } from './admin/router-admin';
 import { explainDecision, snapshotTarget, UnknownTargetError } from './admin/router-admin.views';
 import { backoffDelayMs, parseRetryAfterMs } from './backoff/backoff';
-import { CallRetryBudget, InMemoryRetryBudgetStore, type RetryBudgetStore } from './budget/retry-budget';
+import { CallRetryBudget, InMemoryRetryBudgetStore, retryBudgetLimit, type RetryBudgetStore } from './budget/retry-budget';
+import { RetryBudgetSpentError } from './budget/retry-budget-spent.error';
 import { looksLikeJsonObject } from './calls/bad-output';
 import { ContextWindowExceededError } from './calls/context-window.error';
 import { costUsd, type TokenUsage } from './calls/cost';
@@ -78,6 +79,8 @@ export interface CallContext {
   taskId?: string;
   step?: number;
   traceId?: string;
+  /** Tasks in the job: its retry budget grows with them (`retry_budget_per_task`). */
+  jobTaskCount?: number;
 }
 
 export interface ChatCallResult {
@@ -197,8 +200,11 @@ export class Router implements RouterAdmin {
 
   /**
    * One model call with failover. Throws `NoEligibleTargetError` when no target may serve it,
-   * `ContextWindowExceededError` when the input fits no target, `RouterCallError` when every
-   * attempt failed or the job's retry budget is spent, `CallAbortedError` when `signal` aborted.
+   * `ContextWindowExceededError` when the input fits no target, `RetryBudgetSpentError` (a
+   * `RouterCallError` to wait on) when the job's retry budget ran out, `RouterCallError` when
+   * every attempt failed, `CallAbortedError` when `signal` aborted. Once the job's budget is
+   * spent, a call makes one trial attempt outside it, without failover: the caller's waits
+   * between calls, not the budget, then bound the attempts.
    */
   async chat(request: ChatCallRequest): Promise<ChatCallResult> {
     const started = performance.now();
@@ -208,12 +214,16 @@ export class Router implements RouterAdmin {
     const config = this.current.config;
     // One deadline for the whole chain: meta.timeout_ms; each attempt is also bounded by its target's timeouts.
     const deadlineEnd = meta.timeout_ms === undefined ? Number.POSITIVE_INFINITY : started + meta.timeout_ms;
-    const budget = new CallRetryBudget(this.budgetStore, config.retry_budget_per_job, request.context?.jobId);
+    const jobId = request.context?.jobId;
+    const budget = new CallRetryBudget(this.budgetStore, retryBudgetLimit(config, request.context?.jobTaskCount), jobId);
+    // A spent budget does not fail the work: one trial attempt, outside the budget, tells whether a target answers again.
+    const trial = await budget.exhausted();
     const excluded = new Set(request.excludeTargets ?? []);
     const attempts: AttemptRecord[] = [];
-    const maxAttempts = config.max_attempts_per_call;
+    const maxAttempts = trial ? 1 : config.max_attempts_per_call;
     let lastError: UpstreamError | undefined;
     let stopReason = `${maxAttempts} attempts allowed per call`;
+    let budgetSpent = false;
     let rateLimitedRetries = 0;
 
     while (attempts.length < maxAttempts) {
@@ -223,8 +233,8 @@ export class Router implements RouterAdmin {
         stopReason = `the call's timeout of ${meta.timeout_ms} ms is spent`;
         break;
       }
-      if (await budget.exhausted()) {
-        stopReason = `the retry budget of ${budget.limit} failed upstream attempts${request.context?.jobId ? ` for job ${request.context.jobId}` : ''} is spent`;
+      if (attempts.length > 0 && (await budget.exhausted())) {
+        budgetSpent = true;
         break;
       }
       let decision: RoutingDecision;
@@ -246,13 +256,17 @@ export class Router implements RouterAdmin {
       if ('aborted' in outcome) throw new CallAbortedError(attempts, { cause: outcome.aborted });
       lastError = outcome.error;
       // A model still loading is not a failure (SPEC §3.8): the call moves on without spending the budget.
-      if (!outcome.coldStart) await budget.spend();
+      if (!outcome.coldStart && !trial) await budget.spend();
       if (!lastError.retryable) {
         stopReason = 'a bad request is not retried';
         break;
       }
       if (outcome.streamed) {
         stopReason = 'part of the answer had already been streamed to the caller';
+        break;
+      }
+      if (trial) {
+        budgetSpent = true;
         break;
       }
       excluded.add(decision.target.name);
@@ -265,6 +279,7 @@ export class Router implements RouterAdmin {
     }
 
     const errorClass = lastError?.errorClass ?? 'timeout';
+    if (budgetSpent) throw new RetryBudgetSpentError(attempts, errorClass, budget.limit, jobId, { cause: lastError, trial });
     throw new RouterCallError(attempts, errorClass, { cause: lastError, reason: stopReason });
   }
 
@@ -424,7 +439,7 @@ export class Router implements RouterAdmin {
         headers: request.headers,
         signal: deadline.signal,
         timeoutMs: totalMs,
-        onHeaders: () => deadline.headersReceived(),
+        onConnected: () => deadline.connected(),
         onFirstToken: () => deadline.firstToken(),
         ...(onDelta === undefined
           ? {}
@@ -466,7 +481,7 @@ export class Router implements RouterAdmin {
       const reason = coldStart
         ? `the model is still loading (${status}): ${describe(error)}`
         : stage !== undefined
-          ? `no ${stage === 'connect' ? 'response' : stage === 'first_token' ? 'first token' : 'complete answer'} within ${deadline.limitOf(stage)} ms`
+          ? `no ${stage === 'connect' ? 'connection' : stage === 'first_token' ? 'first token' : 'complete answer'} within ${deadline.limitOf(stage)} ms`
           : describe(error);
       const retryAfterMs = errorClass === 'rate_limited' ? parseRetryAfterMs(retryAfterHeader(error), Date.now()) : undefined;
       if (coldStart) state.endColdStart();

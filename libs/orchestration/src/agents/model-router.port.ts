@@ -36,6 +36,8 @@ export interface ModelCallContext {
   taskId: string;
   step: number;
   traceId?: string;
+  /** Tasks in the job: the job's retry budget grows with them. Set by the task runner. */
+  jobTaskCount?: number;
 }
 
 export interface ModelAttempt {

@@ -2,8 +2,8 @@ import { UnrecoverableError } from 'bullmq';
 import { DatabaseError } from 'pg';
 import { z } from 'zod';
 import { ValidationError } from '@switchyard/contracts';
-import { CallAbortedError, RouterCallError, type AttemptRecord } from '@switchyard/router';
-import { describeError, isTransient } from './failure';
+import { CallAbortedError, RetryBudgetSpentError, RouterCallError, type AttemptRecord } from '@switchyard/router';
+import { describeError, isRetryBudgetSpent, isTransient } from './failure';
 
 function pgError(code: string): DatabaseError {
   const error = new DatabaseError('server says no', 0, 'error');
@@ -87,5 +87,16 @@ describe('describeError', () => {
   it('caps the description at 2,000 characters', () => {
     expect(describeError(new Error('x'.repeat(5_000)))).toHaveLength(2_000);
     expect(describeError('y'.repeat(5_000))).toHaveLength(2_000);
+  });
+});
+
+describe('isRetryBudgetSpent', () => {
+  const attempt: AttemptRecord = { target: 'local', model: 'm', rule: 'r', outcome: 'error', errorClass: 'timeout', latencyMs: 1000 };
+  it("recognises the router's spent retry budget by its code, and nothing else", () => {
+    expect(isRetryBudgetSpent(new RetryBudgetSpentError([attempt], 'timeout', 33, 'job-1', { trial: false }))).toBe(true);
+    expect(isRetryBudgetSpent({ code: 'retry_budget_spent' })).toBe(true);
+    expect(isRetryBudgetSpent(new RouterCallError([attempt], 'timeout'))).toBe(false);
+    expect(isRetryBudgetSpent(Object.assign(new Error('x'), { code: 'ECONNRESET' }))).toBe(false);
+    expect(isRetryBudgetSpent(undefined)).toBe(false);
   });
 });

@@ -36,3 +36,11 @@ export function describeError(error: unknown): string {
 export function isNoEligibleTarget(error: unknown): boolean {
   return error instanceof Error && error.name === 'NoEligibleTargetError';
 }
+
+/**
+ * The job's retry budget is spent (the router's RetryBudgetSpentError, recognised by its
+ * `code`): the task waits with backoff and tries one call again, it does not fail.
+ */
+export function isRetryBudgetSpent(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'retry_budget_spent';
+}

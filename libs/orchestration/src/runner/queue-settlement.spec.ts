@@ -18,11 +18,13 @@ describe('settlementFor', () => {
   });
 
   it('waits for a model target with a growing pause and remembers since when', () => {
-    const first = settlementFor({ kind: 'waiting_for_target', taskId: 'x', reason: 'none' }, payload, NOW);
+    const first = settlementFor({ kind: 'waiting_for_target', taskId: 'x', reason: 'none' }, payload, NOW, () => 1);
     expect(first).toEqual(expect.objectContaining({ action: 'delay', untilMs: NOW + 1_000, data: { ...payload, waiting: { since: NOW, checks: 1 } } }));
-    const later = settlementFor({ kind: 'waiting_for_target', taskId: 'x', reason: 'none' }, { ...payload, waiting: { since: NOW, checks: 4 } }, NOW + 20_000);
+    const later = settlementFor({ kind: 'waiting_for_target', taskId: 'x', reason: 'none' }, { ...payload, waiting: { since: NOW, checks: 4 } }, NOW + 20_000, () => 1);
     expect(later).toEqual(expect.objectContaining({ untilMs: NOW + 20_000 + 15_000, data: { ...payload, waiting: { since: NOW, checks: 5 } } }));
-    expect([1, 2, 3, 4, 5, 9].map(targetWaitDelayMs)).toEqual([1_000, 2_000, 4_000, 8_000, 15_000, 15_000]);
+    expect([1, 2, 3, 4, 5, 9].map((checks) => targetWaitDelayMs(checks, () => 1))).toEqual([1_000, 2_000, 4_000, 8_000, 15_000, 15_000]);
+    // The second half of each pause is jitter.
+    expect([1, 2, 5].map((checks) => targetWaitDelayMs(checks, () => 0))).toEqual([500, 1_000, 7_500]);
   });
 
   it('retries a released task with its error, and fails failed or unrunnable ones for good', () => {

@@ -8,9 +8,14 @@ export const BUSY_RECHECK_MS = 5_000;
 /** How long a fan-in task whose dependencies are unfinished waits before checking again. */
 export const BLOCKED_RECHECK_MS = 1_000;
 
-/** Pause before the n-th look for an eligible model target: 1, 2, 4, 8, then 15 s. */
-export function targetWaitDelayMs(checks: number): number {
-  return Math.min(15_000, 1_000 * 2 ** Math.max(0, checks - 1));
+/**
+ * Pause before the n-th look for a model target: 1, 2, 4, 8, then 15 s, of which the second
+ * half is jitter (`random` 0..1), so that the tasks of a job that began to wait together do
+ * not all make their trial calls at the same moment.
+ */
+export function targetWaitDelayMs(checks: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(15_000, 1_000 * 2 ** Math.max(0, checks - 1));
+  return Math.round(ceiling / 2 + (ceiling / 2) * random());
 }
 
 /**
@@ -24,7 +29,7 @@ export type QueueSettlement =
   | { action: 'retry'; error: Error }
   | { action: 'fail'; reason: string };
 
-export function settlementFor(outcome: RunOutcome, payload: TaskPayload, nowMs: number): QueueSettlement {
+export function settlementFor(outcome: RunOutcome, payload: TaskPayload, nowMs: number, random: () => number = Math.random): QueueSettlement {
   switch (outcome.kind) {
     case 'completed':
     case 'already_done':
@@ -41,8 +46,8 @@ export function settlementFor(outcome: RunOutcome, payload: TaskPayload, nowMs: 
       const checks = (payload.waiting?.checks ?? 0) + 1;
       return {
         action: 'delay',
-        untilMs: nowMs + targetWaitDelayMs(checks),
-        reason: 'no eligible model target; waiting for one to recover',
+        untilMs: nowMs + targetWaitDelayMs(checks, random),
+        reason: "waiting for a model target (none eligible, or the job's retry budget spent)",
         data: { ...payload, waiting: { since: payload.waiting?.since ?? nowMs, checks } },
       };
     }

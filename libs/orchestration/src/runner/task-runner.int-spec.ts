@@ -10,6 +10,7 @@ import { parseJobSubmission, type TaskPayload } from '@switchyard/contracts';
 import { createLogger } from '@switchyard/observability';
 import { ModelCallResultRepository, TaskRecoveryRepository, TaskRepository, type StepCheckpoint } from '@switchyard/state';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
+import { RetryBudgetSpentError } from '@switchyard/router';
 import { agentRegistry } from '../agents/agent-registry';
 import { IdempotentModelRouter } from '../agents/idempotent-model-router';
 import type { ModelChatRequest, ModelChatResult, ModelRouter } from '../agents/model-router.port';
@@ -68,7 +69,7 @@ async function submitOneDocument(): Promise<{ extract: TaskPayload }> {
   return { extract: { tenant_id: 'acme', job_id: plan.jobId, task_id: extract.taskId, trace: {} } };
 }
 
-function runner(tasks: TaskRepository, router: ModelRouter, heartbeatMs = 1_000) {
+function runner(tasks: TaskRepository, router: ModelRouter, heartbeatMs = 1_000, maxTargetWaitMs = 60_000) {
   return new TaskRunner({
     tasks,
     router: new IdempotentModelRouter(router, new ModelCallResultRepository(database.db)),
@@ -76,7 +77,7 @@ function runner(tasks: TaskRepository, router: ModelRouter, heartbeatMs = 1_000)
     workerId: `worker-${randomUUID().slice(0, 6)}`,
     logger,
     heartbeatMs,
-    maxTargetWaitMs: 60_000,
+    maxTargetWaitMs,
   });
 }
 
@@ -161,5 +162,48 @@ describe('TaskRunner recovery (Postgres)', () => {
     expect(router.requests).toHaveLength(1);
     // A late duplicate finds the task done.
     expect((await runner(tasks, router).run(extract, attempt, new AbortController().signal)).kind).toBe('already_done');
+  });
+});
+
+describe('TaskRunner and a spent retry budget (Postgres)', () => {
+  const budgetSpent = () =>
+    new RetryBudgetSpentError([{ target: 'local_vllm_7b', model: 'm', rule: 'fallback', outcome: 'error', errorClass: 'timeout', latencyMs: 1_000 }], 'timeout', 14, 'job', {
+      trial: true,
+    });
+
+  it('tells the router how many tasks the job has, which sizes its retry budget', async () => {
+    const { extract } = await submitOneDocument();
+    const router = new CountingRouter();
+    expect((await runner(new TaskRepository(database.db), router).run(extract, attempt, new AbortController().signal)).kind).toBe('completed');
+    // One extract and one synthesize.
+    expect(router.requests[0]!.context).toMatchObject({ jobId: extract.job_id, taskId: extract.task_id, jobTaskCount: 2 });
+  });
+
+  it('waits (released, no attempt spent) when the budget is spent, goes on when a later trial call answers', async () => {
+    const { extract } = await submitOneDocument();
+    const tasks = new TaskRepository(database.db);
+    let spent = true;
+    const router = new CountingRouter(async () => {
+      if (spent) throw budgetSpent();
+    });
+    const waiting = await runner(tasks, router).run(extract, attempt, new AbortController().signal);
+    expect(waiting).toMatchObject({ kind: 'waiting_for_target', reason: expect.stringMatching(/retry budget of 14 .* is spent/) });
+    expect(await tasks.findTask(extract.task_id)).toMatchObject({ status: 'pending', retryCount: 0 });
+
+    spent = false;
+    const later = await runner(tasks, router).run(extract, { ...attempt, waitedForTargetMs: 3_000 }, new AbortController().signal);
+    expect(later.kind).toBe('completed');
+    expect(router.requests).toHaveLength(2);
+  });
+
+  it("fails the task once it has waited longer than its limit, saying that the job's retry budget was spent", async () => {
+    const { extract } = await submitOneDocument();
+    const tasks = new TaskRepository(database.db);
+    const router = new CountingRouter(async () => {
+      throw budgetSpent();
+    });
+    const outcome = await runner(tasks, router, 1_000, 5_000).run(extract, { ...attempt, waitedForTargetMs: 5_000 }, new AbortController().signal);
+    expect(outcome).toMatchObject({ kind: 'failed', reason: expect.stringMatching(/^no trial call succeeded while the job's retry budget was spent; gave up after waiting 5 s/) });
+    expect(await tasks.findTask(extract.task_id)).toMatchObject({ status: 'failed' });
   });
 });

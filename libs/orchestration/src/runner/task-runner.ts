@@ -5,7 +5,7 @@ import type { AgentDefinition, FinalStepResult, RoleOutput, StepContext } from '
 import { roleDependencies } from '../agents/agent-registry';
 import type { ModelAttempt, ModelRouter } from '../agents/model-router.port';
 import { routesFromAttempts } from '../agents/structured-summary';
-import { describeError, isNoEligibleTarget, isTransient } from './failure';
+import { describeError, isNoEligibleTarget, isRetryBudgetSpent, isTransient } from './failure';
 
 export interface TaskRunnerDeps {
   tasks: TaskRepository;
@@ -14,7 +14,10 @@ export interface TaskRunnerDeps {
   workerId: string;
   logger: Logger;
   heartbeatMs: number;
-  /** How long a task may wait for an eligible model target (all down) before it fails. */
+  /**
+   * How long a task may wait for a model target before it fails: for an eligible one (all
+   * down), or for one that answers its trial call while the job's retry budget is spent.
+   */
   maxTargetWaitMs: number;
   now?: () => Date;
 }
@@ -23,7 +26,7 @@ export interface AttemptInfo {
   /** Attempts that already failed before this one. */
   attemptsMade: number;
   maxAttempts: number;
-  /** How long the task has already waited for an eligible model target, in ms. */
+  /** How long the task has already waited for a model target, in ms (since its first wait). */
   waitedForTargetMs?: number;
 }
 
@@ -48,6 +51,15 @@ class LeaseLostSignal extends Error {}
 function routesOfFailedCall(error: unknown, step: number): RouteRecord[] {
   const attempts = (error as { attempts?: unknown } | null)?.attempts;
   return Array.isArray(attempts) ? routesFromAttempts(step, attempts as ModelAttempt[]) : [];
+}
+
+/** The router as a task's steps see it: every call carries the job's size, which sizes the job's retry budget. */
+function withJobTaskCount(router: ModelRouter, jobTaskCount: number | undefined): ModelRouter {
+  if (jobTaskCount === undefined) return router;
+  return {
+    chat: (request) => router.chat(request.context === undefined ? request : { ...request, context: { ...request.context, jobTaskCount } }),
+    reportBadOutput: (target) => router.reportBadOutput?.(target),
+  };
 }
 
 /**
@@ -107,6 +119,7 @@ export class TaskRunner {
   private async runSteps(agent: AgentDefinition, task: TaskRow, lease: Lease, signal: AbortSignal, progress: { step: number }): Promise<void> {
     const previous = new Map<string, unknown>(task.stepCheckpoints.map((c) => [c.name, c.summary]));
     const last = agent.steps.length - 1;
+    const router = withJobTaskCount(this.deps.router, await this.jobTaskCount(task.jobId));
     for (let step = task.currentStep; step <= last; step += 1) {
       progress.step = step;
       signal.throwIfAborted();
@@ -115,7 +128,7 @@ export class TaskRunner {
         task,
         previous,
         step,
-        router: this.deps.router,
+        router,
         signal,
         readRole: (role) => this.readRole(task.jobId, role),
       };
@@ -131,6 +144,11 @@ export class TaskRunner {
         await this.deps.tasks.completeTask(lease, checkpoint, final.output, routes, result.costUsd ?? 0, final.jobResult);
       }
     }
+  }
+
+  /** The job's size, for its retry budget. */
+  private async jobTaskCount(jobId: string): Promise<number | undefined> {
+    return (await this.deps.tasks.summarizeJobs([jobId])).get(jobId)?.total;
   }
 
   private async readRole(jobId: string, role: AgentRole): Promise<RoleOutput[]> {
@@ -156,20 +174,28 @@ export class TaskRunner {
     const lastAttempt = attempt.attemptsMade + 1 >= attempt.maxAttempts;
     try {
       // Fail closed and wait: no target may serve the call now (all down, or none local for
-      // sensitive data). A durable task waits for one to recover instead of failing.
-      if (isNoEligibleTarget(error) && (attempt.waitedForTargetMs ?? 0) < this.deps.maxTargetWaitMs) {
+      // sensitive data), or the job's retry budget is spent and the trial call failed (a slow
+      // moment of every target). A durable task waits for a target instead of failing; each
+      // later run makes one trial call, so the waits bound the attempts.
+      const waitsForTarget = isNoEligibleTarget(error) || isRetryBudgetSpent(error);
+      if (waitsForTarget && (attempt.waitedForTargetMs ?? 0) < this.deps.maxTargetWaitMs) {
         await this.deps.tasks.releaseTask(lease, reason, routes, { countAsRetry: false });
-        log.warn({ err: reason, waited_ms: attempt.waitedForTargetMs ?? 0 }, 'no eligible model target: task waits');
+        const event = isNoEligibleTarget(error) ? 'no eligible model target: task waits' : 'retry budget of the job spent: task waits for a trial call';
+        log.warn({ err: reason, waited_ms: attempt.waitedForTargetMs ?? 0 }, event);
         return { kind: 'waiting_for_target', taskId: lease.taskId, reason };
       }
-      if (shuttingDown || (isTransient(error) && !lastAttempt)) {
+      // A task that waited its limit while the budget was spent gives up: a retry would only wait again.
+      if (shuttingDown || (isTransient(error) && !lastAttempt && !isRetryBudgetSpent(error))) {
         await this.deps.tasks.releaseTask(lease, reason, routes);
         log.warn({ err: reason, attempt: attempt.attemptsMade + 1, max_attempts: attempt.maxAttempts }, 'task attempt failed; will retry');
         return { kind: 'released', taskId: lease.taskId, error };
       }
+      const waitedS = Math.round((attempt.waitedForTargetMs ?? 0) / 1000);
       const finalReason = isNoEligibleTarget(error)
-        ? `no model target could serve this task for ${Math.round((attempt.waitedForTargetMs ?? 0) / 1000)} s: ${reason}`
-        : lastAttempt && isTransient(error)
+        ? `no model target could serve this task for ${waitedS} s: ${reason}`
+        : isRetryBudgetSpent(error)
+          ? `no trial call succeeded while the job's retry budget was spent; gave up after waiting ${waitedS} s (TARGET_WAIT_MAX_MS): ${reason}`
+          : lastAttempt && isTransient(error)
           ? `gave up after ${attempt.maxAttempts} attempts: ${reason}`
           : reason;
       const { jobFailed } = await this.deps.tasks.failTask(lease, finalReason, routes);

@@ -1,5 +1,5 @@
 import { FakeClock } from '../clock';
-import { CallRetryBudget, InMemoryRetryBudgetStore } from './retry-budget';
+import { CallRetryBudget, InMemoryRetryBudgetStore, retryBudgetLimit } from './retry-budget';
 
 describe('InMemoryRetryBudgetStore', () => {
   it('counts spends per scope and expires them after the TTL', async () => {
@@ -32,5 +32,18 @@ describe('CallRetryBudget', () => {
     await a.spend();
     expect(await a.exhausted()).toBe(true);
     expect(await new CallRetryBudget(store, 1, undefined).exhausted()).toBe(false);
+  });
+});
+
+describe('retryBudgetLimit', () => {
+  const settings = { retry_budget_per_job: 12, retry_budget_per_task: 1 };
+  it('is the base plus a share per task of the job, rounded down', () => {
+    expect(retryBudgetLimit(settings, 21)).toBe(33);
+    expect(retryBudgetLimit({ ...settings, retry_budget_per_task: 0.5 }, 21)).toBe(22);
+    expect(retryBudgetLimit({ ...settings, retry_budget_per_task: 0 }, 50)).toBe(12);
+  });
+
+  it('is the base for a call without a known job size', () => {
+    expect(retryBudgetLimit(settings, undefined)).toBe(12);
   });
 });

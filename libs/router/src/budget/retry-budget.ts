@@ -1,10 +1,25 @@
 import type { Clock } from '../clock';
 
+export interface RetryBudgetSettings {
+  retry_budget_per_job: number;
+  retry_budget_per_task: number;
+}
+
 /**
- * Failed upstream attempts per scope (a job), shared by every worker of the job (SPEC §3.5:
- * 12 upstream retries across the whole job). The router checks `spent` before every
- * attempt and calls `spend` after every failed one, so in a storm a job makes at most
- * `budget` failing attempts however its calls and task retries are spread.
+ * A job's retry budget: the base (SPEC §3.5: 12 across the whole job) plus a share per task,
+ * so that a fan-out job whose tasks all meet one slow moment together does not spend the
+ * budget of a small job in one round. A call without a known job size gets the base.
+ */
+export function retryBudgetLimit(settings: RetryBudgetSettings, jobTaskCount: number | undefined): number {
+  return Math.floor(settings.retry_budget_per_job + settings.retry_budget_per_task * Math.max(0, jobTaskCount ?? 0));
+}
+
+/**
+ * Failed upstream attempts per scope (a job), shared by every worker of the job. The router
+ * checks `spent` before every retry and calls `spend` after every failed attempt, so in a
+ * storm a job makes at most its budget of failing attempts (plus the ones already in flight)
+ * however its calls and task retries are spread; once it is spent, a call makes one trial
+ * attempt outside the budget, and a task waits with backoff between its trials.
  */
 export interface RetryBudgetStore {
   spent(scope: string): Promise<number>;

@@ -185,6 +185,7 @@ const RouterSectionSchema = z
       .prefault({}),
     max_attempts_per_call: z.number().int().min(1).max(10).default(DEFAULT_MAX_ATTEMPTS_PER_CALL),
     retry_budget_per_job: z.number().int().min(0).max(1000).default(12),
+    retry_budget_per_task: z.number().min(0).max(100).default(1),
     context_max_share: z.number().gt(0).max(1).default(0.8),
     health: HealthSchema,
     breaker: BreakerSchema,
@@ -231,6 +232,7 @@ const RouterSectionSchema = z
     timeouts: router.timeouts,
     max_attempts_per_call: router.max_attempts_per_call,
     retry_budget_per_job: router.retry_budget_per_job,
+    retry_budget_per_task: router.retry_budget_per_task,
     context_max_share: router.context_max_share,
     health: router.health,
     breaker: router.breaker,
@@ -295,7 +297,10 @@ export interface RouterConfig {
   fallback_to_any_eligible: boolean;
   timeouts: { local_ms: number; cloud_ms: number; connect_ms: number; first_token_local_ms: number; first_token_cloud_ms: number };
   max_attempts_per_call: number;
+  /** Failed upstream attempts a job may make: this base… */
   retry_budget_per_job: number;
+  /** …plus this share per task of the job (see `retryBudgetLimit`). */
+  retry_budget_per_task: number;
   context_max_share: number;
   health: z.output<typeof HealthSchema>;
   breaker: z.output<typeof BreakerSchema>;

@@ -15,8 +15,8 @@ export interface ProviderCall {
   /** Fires on the router's deadline or the caller's abort; the provider must stop on it. */
   signal: AbortSignal;
   timeoutMs: number;
-  /** The upstream's response headers arrived (the connect stage is over). */
-  onHeaders?: () => void;
+  /** The connection to the upstream is established (the connect stage is over; the headers may come much later). */
+  onConnected?: () => void;
   /** The first content token arrived. */
   onFirstToken?: () => void;
   /** Each piece of content as it streams in. */

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import type { TargetConfig } from '../config/router-config.schema';
 import type { ChatProvider, ProviderCall, ProviderResult } from './chat-provider';
-import { createUpstreamFetch, type UpstreamFetch, type UpstreamFetchOptions } from './upstream-fetch';
+import { createUpstreamFetch, notifyWhenConnected, type UpstreamFetch, type UpstreamFetchOptions } from './upstream-fetch';
 
 /** The upstream answered 2xx but not with a usable completion. */
 export class MalformedCompletionError extends Error {
@@ -16,7 +16,7 @@ const SDK_TIMEOUT_SLACK_MS = 1_000;
 
 /**
  * An OpenAI-compatible `/chat/completions` endpoint (vLLM, the OpenAI API, the simulator).
- * Always streams, so the router sees when headers and the first token arrive.
+ * Always streams, so the router sees when the connection is up and when the first token arrives.
  */
 export class OpenAiChatProvider implements ChatProvider {
   private readonly client: OpenAI;
@@ -65,9 +65,9 @@ export class OpenAiChatProvider implements ChatProvider {
         timeout: call.timeoutMs + SDK_TIMEOUT_SLACK_MS,
         maxRetries: 0,
         ...(call.headers === undefined ? {} : { headers: { ...call.headers } }),
+        ...(call.onConnected === undefined ? {} : { fetchOptions: notifyWhenConnected(call.onConnected) }),
       },
     );
-    call.onHeaders?.();
     let content = '';
     let sawChoice = false;
     let model = '';

@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import OpenAI, { APIConnectionError, APIError } from 'openai';
 import { startTunnellingProxy } from '@switchyard/devkit';
-import { createUpstreamFetch, createUpstreamFetchByTarget, type UpstreamFetch } from './upstream-fetch';
+import { createUpstreamFetch, createUpstreamFetchByTarget, notifyWhenConnected, type UpstreamFetch } from './upstream-fetch';
 
 interface Seen {
   method: string;
@@ -132,6 +132,21 @@ describe('createUpstreamFetch as the openai SDK fetch', () => {
     }
     expect(pieces.length).toBeLessThan(10);
     await gone;
+  });
+
+  it('tells notifyWhenConnected once the connection is up, before the response headers come', async () => {
+    const events: string[] = [];
+    reply = (res) => {
+      events.push('request reached the server');
+      setTimeout(() => sse(res, [chunk('late headers')]), 100);
+    };
+    const stream = await client().chat.completions.create(
+      { model: 'm', messages: [{ role: 'user', content: 'ping' }], stream: true },
+      { fetchOptions: notifyWhenConnected(() => events.push('connected')) },
+    );
+    events.push('headers');
+    for await (const event of stream) events.push(event.choices[0]?.delta.content ?? '');
+    expect(events).toEqual(['connected', 'request reached the server', 'headers', 'late headers']);
   });
 
   it('does not send a request whose signal has already aborted', async () => {

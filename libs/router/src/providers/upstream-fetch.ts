@@ -1,3 +1,5 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
 import type { TargetConfig } from '../config/router-config.schema';
 
@@ -28,6 +30,20 @@ export interface UpstreamFetchOptions {
  */
 export function connectionFor(target: Pick<TargetConfig, 'type'>, options: UpstreamFetchOptions): UpstreamFetchOptions {
   return target.type === 'local' ? {} : options;
+}
+
+/**
+ * The fetch `init` of one call, plus a listener for the moment its connection is up (TCP, and
+ * TLS or the proxy tunnel when there is one; at once on a pooled keep-alive socket). The SDK
+ * hands `fetchOptions` through to `fetch` unchanged, so this reaches `send` per request.
+ */
+export interface UpstreamRequestInit extends RequestInit {
+  onConnected?: () => void;
+}
+
+/** For the SDK's `fetchOptions` (which may not set what the SDK sets itself): tells `onConnected` when this request's connection is established. */
+export function notifyWhenConnected(onConnected: () => void): Omit<UpstreamRequestInit, 'body' | 'headers' | 'method' | 'signal'> {
+  return { onConnected };
 }
 
 export interface UpstreamFetch {
@@ -79,19 +95,86 @@ function connectionPool(proxy: UpstreamProxy | undefined): Dispatcher {
   return new EnvHttpProxyAgent({ ...settings, httpProxy: proxy.httpProxy ?? '', httpsProxy: proxy.httpsProxy ?? '', noProxy: proxy.noProxy ?? '' });
 }
 
-async function send(dispatcher: Dispatcher, input: FetchInput, init: RequestInit = {}): Promise<Response> {
+async function send(dispatcher: Dispatcher, input: FetchInput, init: UpstreamRequestInit = {}): Promise<Response> {
   if (typeof input !== 'string' && !(input instanceof URL)) throw new TypeError('upstream fetch: pass a URL, not a Request');
   const signal = init.signal ?? undefined;
   signal?.throwIfAborted();
   const url = String(input);
-  const reply = await request(url, {
-    dispatcher,
+  const pending = request(url, {
+    dispatcher: init.onConnected === undefined ? dispatcher : dispatcher.compose(connectedInterceptor(init.onConnected)),
     method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
     headers: headerRecord(init.headers),
     body: requestBody(init.body),
     ...(signal === undefined ? {} : { signal }),
   });
+  const reply = await (signal === undefined ? pending : untilAborted(pending, signal));
   return new UpstreamResponse(url, reply) as unknown as Response;
+}
+
+/**
+ * undici ignores the signal while a proxy tunnel is being opened (a proxy that never answers
+ * CONNECT holds the request for good), so the router's connect deadline would never end the
+ * call: the signal settles it here. A reply that still comes afterwards is let go.
+ */
+function untilAborted(pending: Promise<Dispatcher.ResponseData>, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      reject(signal.reason);
+      pending.then((late) => late.body.destroy(), () => undefined);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    pending.then(
+      (reply) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(reply);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * undici starts a request (`onRequestStart`) when it writes it to a connected socket: after the
+ * TCP connect, the TLS handshake and any proxy tunnel, before the server has said anything.
+ * `compose` wraps the shared pool for this one request; it opens no connections of its own.
+ */
+function connectedInterceptor(onConnected: () => void): Dispatcher.DispatcherComposeInterceptor {
+  return (dispatch) => (options, handler) => dispatch(options, new ConnectedHandler(handler, onConnected));
+}
+
+class ConnectedHandler implements Dispatcher.DispatchHandler {
+  constructor(
+    private readonly inner: Dispatcher.DispatchHandler,
+    private readonly onConnected: () => void,
+  ) {}
+
+  onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
+    this.onConnected();
+    this.inner.onRequestStart?.(controller, context);
+  }
+
+  onRequestUpgrade(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, socket: Duplex): void {
+    this.inner.onRequestUpgrade?.(controller, statusCode, headers, socket);
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, statusMessage?: string): void {
+    this.inner.onResponseStart?.(controller, statusCode, headers, statusMessage);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.inner.onResponseData?.(controller, chunk);
+  }
+
+  onResponseEnd(controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
+    this.inner.onResponseEnd?.(controller, trailers);
+  }
+
+  onResponseError(controller: Dispatcher.DispatchController, error: Error): void {
+    this.inner.onResponseError?.(controller, error);
+  }
 }
 
 function headerRecord(headers: RequestInit['headers']): Record<string, string> {

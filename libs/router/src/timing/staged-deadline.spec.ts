@@ -4,7 +4,7 @@ describe('StagedDeadline', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
-  it('fires the connect limit when no headers arrive', () => {
+  it('fires the connect limit when no connection is established', () => {
     const deadline = new StagedDeadline({ connectMs: 100, firstTokenMs: 1000, totalMs: 5000 });
     jest.advanceTimersByTime(100);
     expect(deadline.signal.aborted).toBe(true);
@@ -12,10 +12,10 @@ describe('StagedDeadline', () => {
     deadline.dispose();
   });
 
-  it('fires the first-token limit after headers, counted from the start', () => {
+  it('fires the first-token limit once connected, counted from the start', () => {
     const deadline = new StagedDeadline({ connectMs: 100, firstTokenMs: 1000, totalMs: 5000 });
     jest.advanceTimersByTime(50);
-    deadline.headersReceived();
+    deadline.connected();
     jest.advanceTimersByTime(949);
     expect(deadline.signal.aborted).toBe(false);
     jest.advanceTimersByTime(1);
@@ -29,7 +29,7 @@ describe('StagedDeadline', () => {
     expect(early.timedOutStage).toBe('first_token');
     early.dispose();
     const late = new StagedDeadline({ connectMs: 100, firstTokenMs: 200, totalMs: 500 });
-    late.headersReceived();
+    late.connected();
     late.firstToken();
     jest.advanceTimersByTime(499);
     expect(late.signal.aborted).toBe(false);

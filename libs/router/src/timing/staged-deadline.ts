@@ -1,9 +1,9 @@
 export type TimeoutStage = 'connect' | 'first_token' | 'total';
 
 export interface StageLimits {
-  /** Until the upstream's response headers arrive. */
+  /** Until the connection is established (TCP, and TLS or the proxy tunnel); not until the response headers. */
   connectMs: number;
-  /** Until the first streamed token, counted from the start. */
+  /** Until the first streamed token, counted from the start: waiting for the response headers is part of it. */
   firstTokenMs: number;
   /** The whole attempt. */
   totalMs: number;
@@ -11,8 +11,10 @@ export interface StageLimits {
 
 /**
  * The router's three timeouts for one streamed attempt (SPEC §3.6), as one abort signal:
- * connect until headers, first token until the first content, total for the whole answer.
- * The caller's signal aborts it too, and afterwards tells which of the two fired.
+ * connect until the connection is up, first token until the first content (the response
+ * headers included: streaming APIs, loaded GPU servers and buffering proxies send them with
+ * the first token), total for the whole answer. The caller's signal aborts it too, and
+ * afterwards tells which of the two fired.
  */
 export class StagedDeadline {
   readonly signal: AbortSignal;
@@ -21,7 +23,7 @@ export class StagedDeadline {
   private timer: NodeJS.Timeout | undefined;
   private stage: TimeoutStage = 'connect';
   private expiredStage: TimeoutStage | undefined;
-  /** The limit the armed timer enforces: before headers, the first-token or total limit may be the tighter one. */
+  /** The limit the armed timer enforces: before the connection is up, the first-token or total limit may be the tighter one. */
   private binding: TimeoutStage = 'connect';
   private readonly onParentAbort = () => this.controller.abort(this.parent?.reason);
 
@@ -36,8 +38,8 @@ export class StagedDeadline {
     else parent?.addEventListener('abort', this.onParentAbort, { once: true });
   }
 
-  /** Response headers arrived: now waiting for the first token. */
-  headersReceived(): void {
+  /** The connection is established: now waiting for the first token (and the headers before it). */
+  connected(): void {
     if (this.stage !== 'connect') return;
     this.stage = 'first_token';
     this.binding = this.limits.firstTokenMs <= this.limits.totalMs ? 'first_token' : 'total';
