@@ -38,7 +38,7 @@ router:
         target,
         complete: (call: ProviderCall) => {
           log.push(`sent ${target.name}`);
-          call.onHeaders?.();
+          call.onConnected?.();
           call.onFirstToken?.();
           return behaviours[target.name]!();
         },
