@@ -15,9 +15,9 @@ export function lineChart(title: string, columns: ChartColumns, options: { unit?
   const data = [columns.times, ...columns.series.map((s) => s.values)] as uPlot.AlignedData;
   const plot = new uPlot(
     {
-      width: 560,
+      width: 640,
       height: 220,
-      series: [{}, ...columns.series.map((s, i) => ({ label: s.label, stroke: PALETTE[i % PALETTE.length], width: 2, spanGaps: false }))],
+      series: [{}, ...columns.series.map((s, i) => ({ label: s.label, stroke: PALETTE[i % PALETTE.length], width: 2, spanGaps: false, points: { show: true, size: 6 } }))],
       axes: [{}, { label: options.unit ?? '', size: 60 }],
       scales: options.max === undefined ? {} : { y: { range: [0, options.max] } },
       legend: { show: true },

@@ -67,6 +67,18 @@ export interface Target {
   requests: number;
   drained: boolean;
   forcedPrimary: boolean;
+  /** Every process's view (null when Redis did not answer). */
+  fleet: { aggregate: { totalInFlight: number; anyBreakerOpen: boolean } } | null;
+}
+
+/** One group of GET /admin/costs: the ledger's attempts of every process. */
+export interface LedgerGroup {
+  key: string | null;
+  calls: number;
+  errors: number;
+  cost_usd: number;
+  latency_p50_ms: number | null;
+  latency_p95_ms: number | null;
 }
 
 export interface QueueCounts {

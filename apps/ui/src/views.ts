@@ -2,7 +2,7 @@ import type { AdminApi } from './api';
 import { lineChart } from './chart';
 import { confirmAction, h, statusBadge } from './dom';
 import { bucketTimes, formatMs, formatPercent, formatUsd, localCloudShare, seriesByKey, trafficTotals, type CostPoint } from './series';
-import type { AdminJob, JobListItem, JobTask, QueueCounts, Target } from './types';
+import type { AdminJob, JobListItem, JobTask, LedgerGroup, QueueCounts, Target } from './types';
 
 export interface View {
   /** Builds the view's content from fresh data; called again on every live refresh. */
@@ -185,11 +185,13 @@ export function targetsView(refresh: () => void, report: (message: string) => vo
     async render(api) {
       const now = new Date();
       const since = new Date(now.getTime() - 3_600_000);
-      const [{ targets }, series] = await Promise.all([
+      const [{ targets }, ledger, series] = await Promise.all([
         api.get<{ targets: Target[] }>('/admin/targets'),
+        api.get<{ groups: LedgerGroup[] }>('/admin/costs', { group_by: 'target', since: since.toISOString(), until: now.toISOString() }),
         api.get<{ points: CostPoint[]; bucket_seconds: number }>('/admin/costs/series', { by: 'target', bucket_seconds: 60, since: since.toISOString(), until: now.toISOString() }),
       ]);
       const totals = trafficTotals(series.points);
+      const lastHour = new Map(ledger.groups.map((g) => [g.key, g]));
       const times = bucketTimes(since, now, series.bucket_seconds);
       return h(
         'section',
@@ -203,12 +205,21 @@ export function targetsView(refresh: () => void, report: (message: string) => vo
         h(
           'table',
           { class: 'targets' },
-          h('thead', {}, h('tr', {}, ['target', 'type', 'state', 'breaker', 'health', 'share', 'in flight', 'p50', 'p95', 'error rate', 'overrides', 'actions'].map((c) => h('th', {}, c)))),
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              ['target', 'type', 'state', 'breaker', 'health', 'share', 'in flight', 'p50 (1 h)', 'p95 (1 h)', 'error rate (1 h)', 'calls (1 h)', 'overrides', 'actions'].map((c) => h('th', {}, c)),
+            ),
+          ),
           h(
             'tbody',
             {},
-            targets.map((t) =>
-              h(
+            targets.map((t) => {
+              const hour = lastHour.get(t.name);
+              return h(
                 'tr',
                 { 'data-target': t.name, 'data-drained': String(t.drained) },
                 h('td', {}, h('strong', {}, t.name), h('div', { class: 'muted' }, t.model)),
@@ -217,10 +228,11 @@ export function targetsView(refresh: () => void, report: (message: string) => vo
                 h('td', {}, statusBadge(t.breaker)),
                 h('td', {}, String(Math.round(t.score))),
                 h('td', { title: 'recovery step 10 → 30 → 60 → 100 %' }, `${t.share} %`),
-                h('td', {}, `${t.inFlight}/${t.maxConcurrency}`),
-                h('td', {}, formatMs(t.latencyMs.p50)),
-                h('td', {}, formatMs(t.latencyMs.p95)),
-                h('td', {}, formatPercent(t.errorRate)),
+                h('td', { title: 'every process of the fleet' }, `${t.fleet?.aggregate.totalInFlight ?? t.inFlight}/${t.maxConcurrency}`),
+                h('td', {}, formatMs(hour?.latency_p50_ms)),
+                h('td', {}, formatMs(hour?.latency_p95_ms)),
+                h('td', {}, hour && hour.calls > 0 ? formatPercent(hour.errors / hour.calls) : '—'),
+                h('td', {}, String(hour?.calls ?? 0)),
                 h('td', { class: 'overrides' }, [t.drained ? 'drained' : '', t.forcedPrimary ? 'forced primary' : ''].filter(Boolean).join(', ') || '—'),
                 h(
                   'td',
@@ -231,8 +243,8 @@ export function targetsView(refresh: () => void, report: (message: string) => vo
                   ' ',
                   h('button', { type: 'button', 'data-action': 'force-primary', onclick: () => void act(api, `Force ${t.name} as the primary target? Sensitive calls still only go to local targets.`, () => api.post('/admin/routing/force-primary', { target: t.name })) }, 'Force primary'),
                 ),
-              ),
-            ),
+              );
+            }),
           ),
         ),
         h('h3', {}, 'Local vs cloud traffic, last hour'),
