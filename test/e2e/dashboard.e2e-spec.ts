@@ -40,7 +40,7 @@ describe('operator dashboard in headless Chromium (real supervisor, worker, llm-
   });
 
   async function signIn(page: Page, token: string): Promise<void> {
-    await page.goto(`${stack.baseUrl}/ui/`);
+    await page.goto(`${stack.baseUrl}/ui`);
     await page.locator('input[name="token"]').fill(token);
     await page.getByRole('button', { name: 'Sign in' }).click();
   }

@@ -15,7 +15,11 @@ export const DEFAULT_UI_DIR = join(__dirname, '..', '..', '..', 'ui', 'dist');
 export async function serveStaticAssets(app: NestFastifyApplication, logger: Logger, uiDir: string = DEFAULT_UI_DIR): Promise<void> {
   const fastify = app.getHttpAdapter().getInstance();
   if (existsSync(join(uiDir, 'index.html'))) {
-    await app.register(fastifyStatic, { root: uiDir, prefix: '/ui/', redirect: true, index: 'index.html', cacheControl: true, maxAge: 0 });
+    await app.register(fastifyStatic, { root: uiDir, prefix: '/ui/', index: 'index.html', cacheControl: true, maxAge: 0 });
+    // SPEC §4 names the page GET /ui; its assets are relative to /ui/.
+    fastify.get('/ui', (_request, reply) => {
+      void reply.redirect('/ui/', 302);
+    });
   } else {
     logger.warn({ ui_dir: uiDir }, 'the dashboard is not built (npm run build): /ui answers 404');
     const notBuilt = (_request: unknown, reply: { code(status: number): { send(body: unknown): void } }) =>
