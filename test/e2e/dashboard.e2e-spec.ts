@@ -1,6 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { randomUUID } from 'node:crypto';
+import { ROUTES } from '../../apps/supervisor/src/openapi/route-catalog';
 import { REPO_ROOT } from '../support/processes';
 import { TestStack } from '../support/stack';
 
@@ -112,6 +114,41 @@ describe('operator dashboard in headless Chromium (real supervisor, worker, llm-
     } finally {
       await page.close();
     }
+  });
+
+  it('answers the admin and job routes with the bodies /openapi.json documents', async () => {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const [job] = (await stack.request<{ jobs: Array<{ job_id: string }> }>('GET', '/admin/jobs', undefined, admin)).json.jobs;
+    expect(job).toBeDefined();
+    const calls: Array<[method: string, route: string, path: string, headers: Record<string, string>]> = [
+      ['get', '/admin/jobs', '/admin/jobs?type=doc_review&limit=5', admin],
+      ['get', '/admin/jobs/:id', `/admin/jobs/${job!.job_id}`, admin],
+      ['get', '/admin/targets', '/admin/targets', admin],
+      ['get', '/admin/queues', '/admin/queues', admin],
+      ['get', '/admin/tasks', '/admin/tasks?status=success', admin],
+      ['get', '/admin/costs', '/admin/costs', admin],
+      ['get', '/admin/costs/series', '/admin/costs/series?by=tenant', admin],
+      ['get', '/v1/jobs', '/v1/jobs', {}],
+      ['get', '/v1/jobs/:id', `/v1/jobs/${job!.job_id}`, {}],
+      ['get', '/healthz', '/healthz', {}],
+    ];
+    for (const [method, route, path, headers] of calls) {
+      const spec = ROUTES.find((r) => r.method === method && r.path === route)!;
+      const res = await stack.request('GET', path, undefined, headers);
+      const schema = spec.responses[res.status]?.schema;
+      expect({ path, status: res.status, documented: schema !== undefined }).toEqual({ path, status: 200, documented: true });
+      const parsed = schema!.safeParse(res.json);
+      expect({ path, issues: parsed.success ? [] : parsed.error.issues }).toEqual({ path, issues: [] });
+    }
+    const errors = await Promise.all([
+      stack.request('GET', `/admin/jobs/${randomUUID()}`, undefined, admin),
+      stack.request('GET', '/admin/jobs/not-a-job-id', undefined, admin),
+      stack.request('GET', '/admin/jobs?status=finished', undefined, admin),
+      stack.request('GET', '/admin/costs/series?by=model', undefined, admin),
+      stack.request('GET', '/admin/jobs', undefined, { authorization: 'Bearer not-the-admin-token' }),
+    ]);
+    expect(errors.map((e) => e.status)).toEqual([404, 400, 400, 400, 401]);
+    expect((errors[2]!.json as { error: { issues: Array<{ path: string }> } }).error.issues[0]?.path).toBe('query.status');
   });
 
   it('shows an error and no data for a wrong admin token', async () => {
