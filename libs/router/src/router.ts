@@ -35,6 +35,12 @@ export interface RouterOptions {
   logger: Logger;
   /** Run after the built-in filters (missing API key, context window, live state), in order. */
   filters?: readonly CandidateFilter[];
+  /**
+   * Filters for one call from who makes it, read once per call (e.g. a tenant over its daily
+   * budget gets cloud targets dropped). They run after every other filter, so they can only
+   * narrow the choice: the sensitive → local rule always holds.
+   */
+  contextFilters?: (context: CallContext) => Promise<readonly CandidateFilter[]>;
   /** How a target is spoken to; OpenAI-compatible HTTP (through `upstream`) unless given. */
   providerFactory?: ProviderFactory;
   /** How upstream connections are made (an egress proxy), for the default provider factory. */
@@ -122,6 +128,7 @@ export class Router implements RouterAdmin {
   private readonly secrets: SecretResolver;
   private readonly logger: Logger;
   private readonly extraFilters: readonly CandidateFilter[];
+  private readonly contextFilters: RouterOptions['contextFilters'];
   private readonly providers: ProviderRegistry;
   private readonly observers: readonly CallObserver[];
   private readonly states: TargetStateRegistry;
@@ -146,6 +153,7 @@ export class Router implements RouterAdmin {
     this.secrets = options.secrets;
     this.logger = options.logger;
     this.extraFilters = options.filters ?? [];
+    this.contextFilters = options.contextFilters;
     this.providers = new ProviderRegistry(options.providerFactory ?? openAiProviders(options.upstream));
     this.observers = options.observers ?? [];
     this.clock = options.clock ?? systemClock;
@@ -225,6 +233,7 @@ export class Router implements RouterAdmin {
     let stopReason = `${maxAttempts} attempts allowed per call`;
     let budgetSpent = false;
     let rateLimitedRetries = 0;
+    const callFilters = request.context && this.contextFilters ? await this.contextFilters(request.context) : [];
 
     while (attempts.length < maxAttempts) {
       if (request.signal?.aborted) throw new CallAbortedError(attempts, { cause: request.signal.reason });
@@ -239,7 +248,7 @@ export class Router implements RouterAdmin {
       }
       let decision: RoutingDecision;
       try {
-        decision = this.decide(meta, { excludeTargets: excluded });
+        decision = this.decide(meta, { excludeTargets: excluded, filters: callFilters });
       } catch (error) {
         if (error instanceof NoEligibleTargetError && lastError !== undefined) {
           stopReason = 'no other eligible target';

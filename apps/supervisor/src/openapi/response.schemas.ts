@@ -47,6 +47,8 @@ const jobHeader = {
   job_id: z.uuid(),
   type: z.string(),
   status,
+  queue_position: z.number().int().min(1).optional(),
+  degraded: z.object({ reason: z.string(), since: z.string() }).loose().optional(),
   progress: z.object({ completed: z.number().int(), total: z.number().int() }),
   error: TenantErrorSchema.optional(),
   cost: z.object({ usd: z.number() }).optional(),

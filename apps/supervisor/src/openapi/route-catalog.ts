@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JOB_INPUT_SCHEMAS, JobMetaSchema } from '@switchyard/contracts';
+import { JOB_INPUT_SCHEMAS, JobSubmissionEnvelopeSchema } from '@switchyard/contracts';
 import { AdminJobListQuerySchema } from '../admin/admin-jobs.query';
 import { ExplainSchema, ForcePrimarySchema } from '../admin/targets.controller';
 import { AdminTasksQuerySchema } from '../admin/tasks.query';
@@ -39,9 +39,9 @@ const JobIdParams = z.object({ id: z.uuid() });
 const TargetParams = z.object({ name: z.string().min(1) });
 const IdempotencyHeaders = z.object({ 'idempotency-key': z.string().regex(/^[\x21-\x7e]{1,255}$/).optional() });
 
-/** `POST /v1/jobs`: the envelope of `parseJobSubmission`, with each job type's input schema. */
+/** `POST /v1/jobs`: the envelope `parseJobSubmission` validates, with each job type's input schema in place of `input`. */
 const JobSubmissionSchema = z.union(
-  Object.entries(JOB_INPUT_SCHEMAS).map(([type, input]) => z.strictObject({ type: z.literal(type), input, meta: JobMetaSchema.optional() })) as unknown as [z.ZodType, z.ZodType],
+  Object.entries(JOB_INPUT_SCHEMAS).map(([type, input]) => JobSubmissionEnvelopeSchema.extend({ type: z.literal(type), input })) as unknown as [z.ZodType, z.ZodType],
 );
 
 const error = (description: string): RouteResponse => ({ description, schema: out.ApiErrorSchema });
@@ -97,6 +97,22 @@ export const ROUTES: readonly RouteSpec[] = [
     auth: 'api_key',
     params: JobIdParams,
     responses: { 200: json('the job', out.JobResponseSchema), ...tenantErrors, 404: error("no such job (or another tenant's)") },
+  },
+  {
+    method: 'get',
+    path: '/v1/jobs/:id/events',
+    summary: "Server-sent events of a job's changes until it ends",
+    tag: 'jobs',
+    auth: 'api_key',
+    params: JobIdParams,
+    responses: {
+      200: {
+        description: 'text/event-stream: an `event: job` with the job (as GET /v1/jobs/:id) on each change of status, queue position, progress or a task\'s status or step; `event: end` with the final job; `: ping` heartbeats',
+        contentType: 'text/event-stream',
+      },
+      ...tenantErrors,
+      404: error("no such job (or another tenant's)"),
+    },
   },
   {
     method: 'post',
