@@ -2,7 +2,7 @@ import { and, asc, eq, gte, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { TaskStatus } from '@switchyard/contracts';
 import type { Database } from '../database';
 import { agentTaskState as t, modelCallLedger as l, type StepCheckpoint } from '../schema';
-import type { JobListCursor, TaskView } from './task.repository';
+import { viewColumns, type JobListCursor, type TaskView } from './task.repository';
 
 /** A task as the operator's job view shows it: the tenant view plus its step checkpoints (names and times, no content). */
 export type AdminTaskView = TaskView & { steps: Array<Pick<StepCheckpoint, 'step' | 'name' | 'completed_at'>> };
@@ -43,29 +43,6 @@ export interface CostSeriesPoint {
   costUsd: number;
 }
 
-const jobColumns = {
-  taskId: t.taskId,
-  parentTaskId: t.parentTaskId,
-  jobId: t.jobId,
-  tenantId: t.tenantId,
-  jobType: t.jobType,
-  agentId: t.agentId,
-  role: t.role,
-  status: t.status,
-  optional: t.optional,
-  outputSummary: t.outputSummary,
-  currentStep: t.currentStep,
-  totalSteps: t.totalSteps,
-  retryCount: t.retryCount,
-  routeTargets: t.routeTargets,
-  costUsd: t.costUsd,
-  error: t.error,
-  createdAt: t.createdAt,
-  updatedAt: t.updatedAt,
-  startedAt: t.startedAt,
-  finishedAt: t.finishedAt,
-};
-
 /**
  * The operator's reads across tenants (admin token only): the job list with filters, one
  * job's tree with its steps and upstream attempts, and the cost ledger as a time series.
@@ -84,7 +61,7 @@ export class AdminJobRepository {
       conditions.push(or(lt(t.createdAt, createdAt), and(eq(t.createdAt, createdAt), lt(t.taskId, taskId)))!);
     }
     return this.db
-      .select(jobColumns)
+      .select(viewColumns)
       .from(t)
       .where(and(...conditions))
       .orderBy(sql`${t.createdAt} desc`, sql`${t.taskId} desc`)
@@ -94,7 +71,7 @@ export class AdminJobRepository {
   /** Root first, then the tasks in plan order; empty when no job has this id. */
   async findJobTree(jobId: string): Promise<AdminTaskView[]> {
     const rows = await this.db
-      .select({ ...jobColumns, steps: sql<AdminTaskView['steps']>`coalesce((select jsonb_agg(jsonb_build_object('step', c->'step', 'name', c->'name', 'completed_at', c->'completed_at')) from jsonb_array_elements(${t.stepCheckpoints}) c), '[]'::jsonb)` })
+      .select({ ...viewColumns, steps: sql<AdminTaskView['steps']>`coalesce((select jsonb_agg(jsonb_build_object('step', c->'step', 'name', c->'name', 'completed_at', c->'completed_at')) from jsonb_array_elements(${t.stepCheckpoints}) c), '[]'::jsonb)` })
       .from(t)
       .where(eq(t.jobId, jobId))
       .orderBy(sql`${t.parentTaskId} nulls first`, asc(t.ordinal), asc(t.createdAt));
