@@ -13,12 +13,15 @@ export function lineChart(title: string, columns: ChartColumns, options: { unit?
     return box;
   }
   const data = [columns.times, ...columns.series.map((s) => s.values)] as uPlot.AlignedData;
+  // Dots only where the line would not show a lone bucket; a day of minutes is a line.
+  const showPoints = columns.times.length <= 60;
+  const tick = (value: number) => (value === 0 ? '0' : Math.abs(value) < 1 ? value.toPrecision(2) : String(Math.round(value * 100) / 100));
   const plot = new uPlot(
     {
       width: 640,
       height: 220,
-      series: [{}, ...columns.series.map((s, i) => ({ label: s.label, stroke: PALETTE[i % PALETTE.length], width: 2, spanGaps: false, points: { show: true, size: 6 } }))],
-      axes: [{}, { label: options.unit ?? '', size: 60 }],
+      series: [{}, ...columns.series.map((s, i) => ({ label: s.label, stroke: PALETTE[i % PALETTE.length], width: 2, spanGaps: false, points: { show: showPoints, size: 6 } }))],
+      axes: [{}, { label: options.unit ?? '', size: 60, values: (_plot, splits) => splits.map(tick) }],
       scales: options.max === undefined ? {} : { y: { range: [0, options.max] } },
       legend: { show: true },
     },
