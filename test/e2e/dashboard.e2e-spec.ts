@@ -53,8 +53,9 @@ describe('operator dashboard in headless Chromium (real supervisor, worker, llm-
       await signIn(page, ADMIN_TOKEN);
       await page.getByRole('heading', { name: 'Jobs' }).waitFor({ timeout: UI_WAIT_MS });
 
-      // Slow upstreams keep the job running long enough for the live list to show it running.
-      for (const target of ['local_vllm_7b', 'local_vllm_32b', 'cloud_main']) await stack.setSimMode(target, { mode: 'slow', delay_ms: 3_000 });
+      // Slow upstreams (well under the first-token timeouts) keep the job running for several
+      // of the list's 2 s refreshes; they are set back to normal once the page showed it running.
+      for (const target of ['local_vllm_7b', 'local_vllm_32b', 'cloud_main']) await stack.setSimMode(target, { mode: 'slow', delay_ms: 8_000 });
       const submitted = await stack.request<{ job_id: string }>('POST', '/v1/jobs', { type: 'doc_review', input: { question: 'When are invoices due?', documents } });
       expect(submitted.status).toBe(202);
       const jobId = submitted.json.job_id;
