@@ -8,6 +8,7 @@ import { SupervisorModule } from './app.module';
 import { clientErrorHandler, frameworkErrors } from './http/framework-errors';
 import { parseJsonBody } from './http/json-body';
 import { resolveListenHost } from './http/listen-host';
+import { serveStaticAssets } from './static/static-assets';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfigOrExit();
@@ -39,6 +40,7 @@ async function bootstrap(): Promise<void> {
       done(error as Error, undefined);
     }
   });
+  await serveStaticAssets(app, logger);
   await app.listen(config.PORT, host);
   logger.info({ port: config.PORT, host, queue_prefix: config.QUEUE_PREFIX }, 'supervisor listening');
   closeOnSignals(app, logger, config.SHUTDOWN_GRACE_MS, () => telemetry.shutdown());
