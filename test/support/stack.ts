@@ -18,6 +18,7 @@ export interface SimCall {
   outcome: string;
   status: number | string;
   headers: Record<string, string>;
+  traceparent?: string;
   last_user_message_preview: string;
   client_gone: boolean;
 }

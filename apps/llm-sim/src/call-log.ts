@@ -11,6 +11,8 @@ export interface CallRecord {
   status: CallStatus;
   outcome: CallOutcome;
   headers: Record<string, string>;
+  /** The W3C `traceparent` the caller sent, if any: shows whose trace the call belongs to. */
+  traceparent?: string;
   message_chars: number;
   last_user_message_preview: string;
   /** The caller closed the connection before the answer was complete (it gave up, or cancelled a stream). */

@@ -55,7 +55,8 @@ describe('llm-sim control server', () => {
   });
 
   it('records every chat call with its x-switchyard-* headers and outcome', async () => {
-    const client = running.client(LOCAL.name, { headers: { 'x-switchyard-job-id': 'job-42', 'x-switchyard-task-id': 'task-7', 'x-other': 'ignored' } });
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const client = running.client(LOCAL.name, { headers: { 'x-switchyard-job-id': 'job-42', 'x-switchyard-task-id': 'task-7', 'x-other': 'ignored', traceparent } });
     await client.chat.completions.create({ model: LOCAL.model, messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'Summarise the incident.' }] });
     await running.setMode(LOCAL.name, { mode: 'ratelimit', count: 1 });
     await expect(client.chat.completions.create({ model: LOCAL.model, messages: [{ role: 'user', content: 'again' }], stream: true })).rejects.toMatchObject({ status: 429 });
@@ -71,6 +72,7 @@ describe('llm-sim control server', () => {
       status: 200,
       outcome: 'ok',
       headers: { 'x-switchyard-job-id': 'job-42', 'x-switchyard-task-id': 'task-7' },
+      traceparent,
       message_chars: 'sys'.length + 'Summarise the incident.'.length,
       last_user_message_preview: 'Summarise the incident.',
     });

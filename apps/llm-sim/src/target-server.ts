@@ -181,7 +181,13 @@ export class TargetServer {
   }
 
   private async handleChat(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const base = { target: this.name, at: new Date().toISOString(), headers: pickPrefixedHeaders(req.headers, RECORDED_HEADER_PREFIX) };
+    const traceparent = req.headers.traceparent;
+    const base = {
+      target: this.name,
+      at: new Date().toISOString(),
+      headers: pickPrefixedHeaders(req.headers, RECORDED_HEADER_PREFIX),
+      ...(typeof traceparent === 'string' ? { traceparent } : {}),
+    };
     let raw: string;
     try {
       raw = await readBody(req);

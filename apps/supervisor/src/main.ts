@@ -6,6 +6,7 @@ import { createLogger, describeError, startTelemetry } from '@switchyard/observa
 import { checkDeploymentOrExit, closeOnSignals } from '@switchyard/platform';
 import { SupervisorModule } from './app.module';
 import { clientErrorHandler, frameworkErrors } from './http/framework-errors';
+import { traceHttpRequests } from './http/http-tracing';
 import { parseJsonBody } from './http/json-body';
 import { resolveListenHost } from './http/listen-host';
 import { serveStaticAssets } from './static/static-assets';
@@ -32,6 +33,7 @@ async function bootstrap(): Promise<void> {
   );
   // Our JSON parser instead of fastify's: it bounds nesting and refuses NUL, lone surrogates and prototype keys, naming the path.
   const fastify = app.getHttpAdapter().getInstance();
+  traceHttpRequests(fastify);
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, text, done) => {
     try {

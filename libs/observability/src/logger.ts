@@ -1,5 +1,6 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { serializeError } from './error-serializer';
+import { activeTraceFields } from './telemetry';
 
 export type { Logger };
 
@@ -19,6 +20,8 @@ export function createLogger(service: string, level: string = 'info', destinatio
       censor: '[redacted]',
     },
     formatters: { level: (label) => ({ level: label }) },
+    // Every line written inside a span names its trace and span, so logs and traces join.
+    mixin: activeTraceFields,
     // A database error quotes the values it refused: those may be a tenant's documents.
     serializers: { err: serializeError, error: serializeError },
   };

@@ -1,11 +1,17 @@
-import { context, propagation, trace, type Context, type Span, type SpanOptions } from '@opentelemetry/api';
+import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type SpanOptions } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { TraceCarrier } from '@switchyard/contracts';
 
 export interface TelemetryOptions {
+  /** The default `service.name`; `OTEL_SERVICE_NAME` wins when set. */
   serviceName: string;
-  /** True when OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_TRACES_EXPORTER ask for export (the SDK reads them). */
+  /**
+   * True when OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_TRACES_EXPORTER ask for export. The SDK then
+   * reads the standard variables itself (OTEL_EXPORTER_OTLP_PROTOCOL `http/protobuf` (default),
+   * `http/json` or `grpc`, headers, timeouts) and exports in batches: an unreachable collector
+   * costs a dropped batch and a warning, never a request's time.
+   */
   exportFromEnv: boolean;
 }
 
@@ -15,11 +21,11 @@ export interface Telemetry {
 
 /**
  * Starts OpenTelemetry. Without an exporter configured, spans are still created (so trace
- * ids exist and travel with every queue job and log line) but are not sent anywhere.
+ * ids exist and travel with every queue job, upstream call and log line) but are not sent anywhere.
  */
 export function startTelemetry(options: TelemetryOptions): Telemetry {
   const sdk = new NodeSDK({
-    serviceName: options.serviceName,
+    serviceName: process.env.OTEL_SERVICE_NAME?.trim() || options.serviceName,
     instrumentations: [],
     ...(options.exportFromEnv ? {} : { spanProcessors: [new NoopSpanProcessor()] }),
   });
@@ -49,15 +55,46 @@ export async function withSpan<T>(name: string, parent: Context, options: SpanOp
   try {
     return await context.with(trace.setSpan(parent, span), () => fn(span));
   } catch (error) {
-    span.recordException(error as Error);
-    span.setStatus({ code: 2, message: (error as Error).message });
+    recordSpanError(span, error);
     throw error;
   } finally {
     span.end();
   }
 }
 
+/** Runs `fn` inside a child span of the active one. */
+export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, kind: SpanKind = SpanKind.INTERNAL): Promise<T> {
+  return withSpan(name, context.active(), { attributes, kind }, fn);
+}
+
+export function recordSpanError(span: Span, error: unknown): void {
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof Error) span.recordException(error);
+  span.setStatus({ code: SpanStatusCode.ERROR, message });
+}
+
 export function activeTraceId(): string | undefined {
   const spanContext = trace.getActiveSpan()?.spanContext();
   return spanContext && spanContext.traceId !== '00000000000000000000000000000000' ? spanContext.traceId : undefined;
+}
+
+/** `trace_id` and `span_id` of the active span, for every log line written inside one (the logger's mixin). */
+export function activeTraceFields(): { trace_id?: string; span_id?: string } {
+  const spanContext = trace.getActiveSpan()?.spanContext();
+  if (!spanContext || !trace.isSpanContextValid(spanContext)) return {};
+  return { trace_id: spanContext.traceId, span_id: spanContext.spanId };
+}
+
+/** `headers` with the active trace context (`traceparent`, `tracestate`) added, for an outgoing request. */
+export function withTraceHeaders(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const out: Record<string, string> = { ...headers };
+  propagation.inject(context.active(), out);
+  return out;
+}
+
+export { SpanKind, type Span };
+
+/** Adds an event to the active span, if any. */
+export function addActiveSpanEvent(name: string, attributes: Attributes): void {
+  trace.getActiveSpan()?.addEvent(name, attributes);
 }

@@ -1,6 +1,7 @@
 export * from './agents/model-router.port';
 export * from './agents/structured-summary';
 export * from './agents/model-call-headers';
+export * from './agents/traced-model-router';
 export * from './agents/idempotent-model-router';
 export * from './agents/agent-runtime';
 export * from './planning/job-plan';

@@ -16,9 +16,11 @@ import type { CompiledRouterConfig } from './config/compile-router-config';
 import type { RoutingPolicy, TargetConfig } from './config/router-config.schema';
 import type { FailureClass } from './health/health-settings';
 import type { AttemptEvent, AttemptRecorder, CallObserver } from './observe/call-observer';
+import { logDecision } from './observe/decision-log';
 import { missingApiKeyFilter, resolveApiKey, type SecretResolver } from './providers/api-key';
 import type { ChatMessage, JsonSchemaResponseFormat, ProviderResult } from './providers/chat-provider';
 import { openAiProviders, ProviderRegistry, type ProviderFactory } from './providers/provider-registry';
+import { tracedProviders } from './providers/traced-provider';
 import type { UpstreamFetchOptions } from './providers/upstream-fetch';
 import { contextWindowFilter, sensitiveRequiresLocal, type CandidateFilter } from './routing/candidate-filter';
 import { decideRoute, type DecideOptions } from './routing/decide';
@@ -156,7 +158,7 @@ export class Router implements RouterAdmin {
     this.logger = options.logger;
     this.extraFilters = options.filters ?? [];
     this.contextFilters = options.contextFilters;
-    this.providers = new ProviderRegistry(options.providerFactory ?? openAiProviders(options.upstream));
+    this.providers = new ProviderRegistry(tracedProviders(options.providerFactory ?? openAiProviders(options.upstream)));
     this.observers = options.observers ?? [];
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
@@ -260,6 +262,7 @@ export class Router implements RouterAdmin {
       }
 
       const attempt = attempts.length + 1;
+      logDecision(this.logger, decision, meta, attempt, lastError);
       const outcome = await this.attempt(decision, meta, request, remainingMs, attempt);
       attempts.push(outcome.record);
       this.notify(decision, meta, request, outcome, attempt);

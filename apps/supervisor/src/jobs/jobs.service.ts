@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { ValidationError, type TaskStatus } from '@switchyard/contracts';
-import { injectTraceCarrier, type Logger } from '@switchyard/observability';
+import { injectTraceCarrier, inSpan, type Logger } from '@switchyard/observability';
 import type { AppConfig } from '@switchyard/config';
 import { TaskQueues, WorkflowCatalog, describeError, parseWorkflowSubmission, planWorkflowJob } from '@switchyard/orchestration';
 import { APP_CONFIG, LOGGER, withDeadline } from '@switchyard/platform';
@@ -52,14 +52,18 @@ export class JobsService {
     const { workflow, submission } = parseWorkflowSubmission(body, this.catalog.workflows);
     if (submission.callback_url !== undefined) await this.checkCallback(submission.callback_url);
     const hash = requestHash(submission);
-    const plan = planWorkflowJob(workflow, submission, {
-      tenantId,
-      newId: randomUUID,
-      trace: injectTraceCarrier(),
-      ...(idempotencyKey ? { idempotency: { key: idempotencyKey, requestHash: hash } } : {}),
+    // The job's trace: the plan span's context is stored on every task row and travels with each queue job.
+    const { plan, created } = await inSpan('plan job', { 'switchyard.job_type': submission.type, 'switchyard.tenant_id': tenantId }, async (span) => {
+      const plan = planWorkflowJob(workflow, submission, {
+        tenantId,
+        newId: randomUUID,
+        trace: injectTraceCarrier(),
+        ...(idempotencyKey ? { idempotency: { key: idempotencyKey, requestHash: hash } } : {}),
+      });
+      span.setAttributes({ 'switchyard.job_id': plan.jobId, 'switchyard.tasks': plan.tasks.length });
+      const queued = (row: NewTaskRow): NewTaskRow => ({ ...row, status: 'queued' });
+      return { plan, created: await this.tasks.createJob(queued(plan.root), plan.tasks.map(queued)) };
     });
-    const queued = (row: NewTaskRow): NewTaskRow => ({ ...row, status: 'queued' });
-    const created = await this.tasks.createJob(queued(plan.root), plan.tasks.map(queued));
     if (!created.created) {
       if (created.existing.requestHash !== hash) {
         throw ApiError.conflict('idempotency_conflict', 'this Idempotency-Key was already used with a different request body');
@@ -85,7 +89,9 @@ export class JobsService {
       return { job_id: plan.jobId, status };
     }
     try {
-      await withDeadline(this.queues.enqueue(plan.ready), this.config.REDIS_REQUEST_TIMEOUT_MS, 'enqueueing the job');
+      await inSpan('enqueue ready tasks', { 'switchyard.job_id': plan.jobId, 'switchyard.tasks': plan.ready.length }, () =>
+        withDeadline(this.queues.enqueue(plan.ready), this.config.REDIS_REQUEST_TIMEOUT_MS, 'enqueueing the job'),
+      );
       this.logger.info(logFields, 'job submitted');
     } catch (error) {
       this.logger.warn({ ...logFields, err: describeError(error) }, 'job submitted; the queue did not take it in time, the sweeper enqueues it when Redis answers');

@@ -1,5 +1,5 @@
 import type { JobMeta, RequestMeta, RouteRecord, TaskPayload } from '@switchyard/contracts';
-import type { Logger } from '@switchyard/observability';
+import { inSpan, type Logger } from '@switchyard/observability';
 import { LeaseLostError, type Lease, type StepCheckpoint, type TaskRepository, type TaskRow } from '@switchyard/state';
 import { renderMessages, referencesOf, stepsOf, taskTimeoutMs, withItemKey, type CallStep, type CompiledAgent, type CompiledWorkflow } from '@switchyard/workflows';
 import {
@@ -16,6 +16,7 @@ import {
 } from '../agents/agent-runtime';
 import { stepCallFields } from '../agents/model-call-headers';
 import type { ModelAttempt, ModelRouter } from '../agents/model-router.port';
+import { tracedModelRouter } from '../agents/traced-model-router';
 import { routesFromAttempts } from '../agents/structured-summary';
 import type { QueuedTask } from '../queues/task-queues';
 import type { WorkflowVersions } from '../workflows/workflow-versions';
@@ -209,33 +210,35 @@ export class TaskRunner {
     }
     let input: unknown;
     const last = steps.length - 1;
-    const router = withJobTaskCount(this.deps.router, await this.jobTaskCount(task.jobId));
+    const router = tracedModelRouter(withJobTaskCount(this.deps.router, await this.jobTaskCount(task.jobId)));
     for (let step = task.currentStep; step <= last; step += 1) {
       progress.step = step;
       signal.throwIfAborted();
       const definition = steps[step]!;
-      const checkpointOf = (summary: unknown): StepCheckpoint => ({ step, name: definition.name, summary, completed_at: this.now().toISOString() });
-      if (definition.kind === 'gather') {
-        // Fan-in: the upstream tasks' outputs and summaries, read from Postgres, never their raw text.
-        gathered = gatherUpstream(agent, workflow, await this.deps.tasks.findTaskOutcomes(task.jobId, agent.upstream));
-        await this.deps.tasks.checkpoint(lease, checkpointOf(gathered), [], 0);
-        continue;
-      }
-      input ??= await this.deps.tasks.findJobInput(task.jobId, inputArraysNotRead(workflow, agent));
-      const { messages, warnings } = renderMessages(definition, renderContext(input, taskInput, gathered ?? { outputs: {}, summaries: {} }, stepOutputs));
-      if (warnings.length) log.warn({ step, warnings }, 'template placeholders without a value rendered empty');
-      const result = await runCallStep(router, definition, messages, callMeta(definition, jobMeta), stepCallFields({ task, step, signal }));
-      stepOutputs[definition.name] = result.output;
-      const checkpoint = checkpointOf({ raw: result.raw, output: result.output });
-      if (step < last) {
-        await this.deps.tasks.checkpoint(lease, checkpoint, result.routes, result.costUsd);
-        log.debug({ step, name: definition.name }, 'step checkpointed');
-        continue;
-      }
-      const output = withItemKey(agent, result.output, taskInput.item);
-      const finished = await this.deps.tasks.completeTask(lease, checkpoint, output, result.routes, result.costUsd, (outcomes) => jobResultOf(workflow, outcomes));
-      if (finished.jobCompleted) log.info('job completed');
-      await this.enqueueReady(finished.ready, log);
+      await inSpan(`step ${definition.name}`, { 'switchyard.step': step, 'switchyard.step_kind': definition.kind }, async () => {
+        const checkpointOf = (summary: unknown): StepCheckpoint => ({ step, name: definition.name, summary, completed_at: this.now().toISOString() });
+        if (definition.kind === 'gather') {
+          // Fan-in: the upstream tasks' outputs and summaries, read from Postgres, never their raw text.
+          gathered = gatherUpstream(agent, workflow, await this.deps.tasks.findTaskOutcomes(task.jobId, agent.upstream));
+          await this.deps.tasks.checkpoint(lease, checkpointOf(gathered), [], 0);
+          return;
+        }
+        input ??= await this.deps.tasks.findJobInput(task.jobId, inputArraysNotRead(workflow, agent));
+        const { messages, warnings } = renderMessages(definition, renderContext(input, taskInput, gathered ?? { outputs: {}, summaries: {} }, stepOutputs));
+        if (warnings.length) log.warn({ step, warnings }, 'template placeholders without a value rendered empty');
+        const result = await runCallStep(router, definition, messages, callMeta(definition, jobMeta), stepCallFields({ task, step, signal }));
+        stepOutputs[definition.name] = result.output;
+        const checkpoint = checkpointOf({ raw: result.raw, output: result.output });
+        if (step < last) {
+          await this.deps.tasks.checkpoint(lease, checkpoint, result.routes, result.costUsd);
+          log.debug({ step, name: definition.name }, 'step checkpointed');
+          return;
+        }
+        const output = withItemKey(agent, result.output, taskInput.item);
+        const finished = await this.deps.tasks.completeTask(lease, checkpoint, output, result.routes, result.costUsd, (outcomes) => jobResultOf(workflow, outcomes));
+        if (finished.jobCompleted) log.info('job completed');
+        await this.enqueueReady(finished.ready, log);
+      });
     }
   }
 
