@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
-import { MetricsRegistry, type Counter } from '@switchyard/observability';
+import { MetricsRegistry, type Counter, type Histogram } from '@switchyard/observability';
 
 /** The route label of a request no route matched (404s), so unknown paths cannot blow up the label set. */
 export const UNMATCHED_ROUTE = '(unmatched)';
@@ -14,18 +14,14 @@ export const UNMATCHED_ROUTE = '(unmatched)';
 @Injectable()
 export class HttpMetrics implements OnModuleInit {
   private readonly requests: Counter;
-  private readonly seconds: Counter;
+  private readonly seconds: Histogram;
 
   constructor(
     @Inject(MetricsRegistry) registry: MetricsRegistry,
     private readonly adapterHost: HttpAdapterHost,
   ) {
     this.requests = registry.counter('switchyard_http_requests_total', 'HTTP requests answered, by route and status.', ['method', 'route', 'status']);
-    this.seconds = registry.counter(
-      'switchyard_http_request_duration_seconds_total',
-      'Total time spent answering HTTP requests; divide by the requests for the mean.',
-      ['method', 'route'],
-    );
+    this.seconds = registry.histogram('switchyard_http_request_duration_seconds', 'Time to answer HTTP requests, by route and status.', ['method', 'route', 'status']);
   }
 
   onModuleInit(): void {
@@ -40,6 +36,6 @@ export class HttpMetrics implements OnModuleInit {
   record(method: string, route: string | undefined, status: number, elapsedMs: number): void {
     const routeLabel = route ?? UNMATCHED_ROUTE;
     this.requests.inc({ method, route: routeLabel, status });
-    this.seconds.inc({ method, route: routeLabel }, Number.isFinite(elapsedMs) && elapsedMs > 0 ? elapsedMs / 1000 : 0);
+    this.seconds.observe({ method, route: routeLabel, status }, Number.isFinite(elapsedMs) && elapsedMs > 0 ? elapsedMs / 1000 : 0);
   }
 }

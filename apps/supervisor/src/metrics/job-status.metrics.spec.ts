@@ -19,7 +19,7 @@ describe('JobStatusMetrics', () => {
     const { registry, metrics, countJobsByStatus, advance } = setup();
     await Promise.all([metrics.refreshIfStale(), metrics.refreshIfStale()]);
     expect(countJobsByStatus).toHaveBeenCalledTimes(1);
-    expect(registry.render()).toContain('switchyard_jobs{status="running"} 2\n');
+    expect(await registry.render()).toContain('switchyard_jobs{status="running"} 2\n');
 
     advance(JOB_COUNTS_TTL_MS - 1);
     await metrics.refreshIfStale();
@@ -36,13 +36,13 @@ describe('JobStatusMetrics', () => {
     advance(JOB_COUNTS_TTL_MS + 2_000);
     await expect(metrics.refreshIfStale()).resolves.toBeUndefined();
     expect(warn).toHaveBeenCalledTimes(1);
-    const text = registry.render();
+    const text = await registry.render();
     expect(text).toContain('switchyard_jobs{status="success"} 3\n');
     expect(text).toContain('switchyard_job_counts_age_seconds 7\n');
   });
 
-  it('shows no job samples before the first successful read', () => {
+  it('shows no job samples before the first successful read', async () => {
     const { registry } = setup();
-    expect(registry.render()).not.toMatch(/^switchyard_jobs\{/m);
+    expect(await registry.render()).not.toMatch(/^switchyard_jobs\{/m);
   });
 });

@@ -25,7 +25,8 @@ export class JobStatusMetrics {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     registry.collected('switchyard_jobs', `Jobs by status (read at most every ${JOB_COUNTS_TTL_MS / 1000} s).`, 'gauge', () =>
-      this.counts ? TASK_STATUSES.map((status) => [{ status }, this.counts![status]] as const) : [],
+      this.counts ? TASK_STATUSES.map((status) => [{ status }, this.counts![status] ?? 0] as const) : [],
+      ['status'],
     );
     registry.collected('switchyard_job_counts_age_seconds', 'Age of the job counts shown.', 'gauge', () =>
       this.counts ? [[{}, Math.max(0, (this.now() - this.fetchedAt) / 1000)]] : [],

@@ -15,7 +15,10 @@ export function startWorkerHealthServer(port: number, host: string, database: Da
     };
     if (req.method === 'GET' && req.url === '/healthz') return send(200, { status: 'ok' });
     if (req.method === 'GET' && req.url === '/metrics' && metrics) {
-      res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store' }).end(metrics.render());
+      void metrics.render().then(
+        (text) => res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store' }).end(text),
+        (error: unknown) => send(500, { error: { code: 'metrics_failed', message: error instanceof Error ? error.message : String(error) } }),
+      );
       return;
     }
     if (req.method === 'GET' && req.url === '/readyz') {

@@ -1,69 +1,73 @@
-import { MetricsRegistry, escapeLabelValue } from './metrics-registry';
+import { MetricsRegistry } from './metrics-registry';
+import { parsePrometheusText, sampleValue } from './prometheus-text';
 
-describe('MetricsRegistry', () => {
-  it('renders counters and gauges in the Prometheus text format', () => {
+describe('MetricsRegistry (prom-client)', () => {
+  it('renders counters and gauges in the Prometheus text format', async () => {
     const registry = new MetricsRegistry();
     const calls = registry.counter('switchyard_upstream_calls_total', 'Upstream attempts.', ['target', 'outcome']);
     const up = registry.gauge('switchyard_up', 'Whether the process is up.');
     calls.inc({ target: 'local', outcome: 'ok' });
-    calls.inc({ outcome: 'ok', target: 'local' }, 2); // label order does not matter
+    calls.inc({ outcome: 'ok', target: 'local' }, 2);
     calls.inc({ target: 'cloud', outcome: 'error' });
     up.set({}, 1);
 
-    expect(registry.render()).toBe(
-      [
-        '# HELP switchyard_upstream_calls_total Upstream attempts.',
-        '# TYPE switchyard_upstream_calls_total counter',
-        'switchyard_upstream_calls_total{target="local",outcome="ok"} 3',
-        'switchyard_upstream_calls_total{target="cloud",outcome="error"} 1',
-        '# HELP switchyard_up Whether the process is up.',
-        '# TYPE switchyard_up gauge',
-        'switchyard_up 1',
-        '',
-      ].join('\n'),
-    );
-    expect(calls.get({ target: 'local', outcome: 'ok' })).toBe(3);
+    const parsed = parsePrometheusText(await registry.render());
+    expect(parsed.types.get('switchyard_upstream_calls_total')).toBe('counter');
+    expect(sampleValue(parsed, 'switchyard_upstream_calls_total', { target: 'local', outcome: 'ok' })).toBe(3);
+    expect(sampleValue(parsed, 'switchyard_upstream_calls_total', { target: 'cloud', outcome: 'error' })).toBe(1);
+    expect(sampleValue(parsed, 'switchyard_up', {})).toBe(1);
   });
 
-  it('escapes label values and help text', () => {
-    expect(escapeLabelValue('a\\b"c\nd')).toBe('a\\\\b\\"c\\nd');
+  it('renders histograms with cumulative buckets, a sum and a count', async () => {
     const registry = new MetricsRegistry();
-    registry.counter('x_total', 'line one\nback\\slash', ['route']).inc({ route: '/v1/"jobs"\n' });
-    expect(registry.render()).toBe('# HELP x_total line one\\nback\\\\slash\n# TYPE x_total counter\nx_total{route="/v1/\\"jobs\\"\\n"} 1\n');
+    const latency = registry.histogram('switchyard_upstream_latency_seconds', 'Upstream latency.', ['target'], [0.1, 1]);
+    latency.observe({ target: 'local' }, 0.05);
+    latency.observe({ target: 'local' }, 0.5);
+    latency.observe({ target: 'local' }, 5);
+    latency.observe({ target: 'local' }, Number.NaN); // ignored
+
+    const parsed = parsePrometheusText(await registry.render());
+    expect(parsed.types.get('switchyard_upstream_latency_seconds')).toBe('histogram');
+    expect(sampleValue(parsed, 'switchyard_upstream_latency_seconds_bucket', { target: 'local', le: '0.1' })).toBe(1);
+    expect(sampleValue(parsed, 'switchyard_upstream_latency_seconds_bucket', { target: 'local', le: '1' })).toBe(2);
+    expect(sampleValue(parsed, 'switchyard_upstream_latency_seconds_bucket', { target: 'local', le: '+Inf' })).toBe(3);
+    expect(sampleValue(parsed, 'switchyard_upstream_latency_seconds_count', { target: 'local' })).toBe(3);
+    expect(sampleValue(parsed, 'switchyard_upstream_latency_seconds_sum', { target: 'local' })).toBeCloseTo(5.55);
   });
 
-  it('renders fractional, infinite and NaN values', () => {
+  it('escapes label values', async () => {
     const registry = new MetricsRegistry();
-    const g = registry.gauge('g', 'g', ['k']);
-    g.set({ k: 'a' }, 0.125);
-    g.set({ k: 'b' }, Number.POSITIVE_INFINITY);
-    g.set({ k: 'c' }, Number.NaN);
-    expect(registry.render()).toContain('g{k="a"} 0.125\ng{k="b"} +Inf\ng{k="c"} NaN\n');
+    registry.counter('x_total', 'help', ['route']).inc({ route: '/v1/"jobs"\n' });
+    expect(await registry.render()).toContain('x_total{route="/v1/\\"jobs\\"\\n"} 1\n');
   });
 
-  it('reads collected metrics at scrape time', () => {
+  it('reads collected metrics at scrape time, synchronously or not, replacing the last samples', async () => {
     const registry = new MetricsRegistry();
-    let n = 1;
-    registry.collected('jobs', 'Jobs.', 'gauge', () => [[{ status: 'running' }, n]]);
-    expect(registry.render()).toContain('# TYPE jobs gauge\njobs{status="running"} 1');
-    n = 5;
-    expect(registry.render()).toContain('jobs{status="running"} 5');
+    let counts: [string, number][] = [['running', 1]];
+    registry.collected('jobs', 'Jobs.', 'gauge', () => counts.map(([status, n]) => [{ status }, n] as const), ['status']);
+    registry.collected('queue_jobs', 'Queue.', 'gauge', () => Promise.resolve([[{ role: 'extract' }, 4] as const]), ['role']);
+    expect(sampleValue(parsePrometheusText(await registry.render()), 'jobs', { status: 'running' })).toBe(1);
+    counts = [['success', 5]];
+    const parsed = parsePrometheusText(await registry.render());
+    expect(sampleValue(parsed, 'jobs', { status: 'success' })).toBe(5);
+    expect(sampleValue(parsed, 'jobs', { status: 'running' })).toBeUndefined();
+    expect(sampleValue(parsed, 'queue_jobs', { role: 'extract' })).toBe(4);
   });
 
   it('refuses bad names, duplicate metrics, wrong labels and decreasing counters', () => {
     const registry = new MetricsRegistry();
-    expect(() => registry.counter('bad-name', 'x')).toThrow(/invalid metric name/);
-    expect(() => registry.counter('ok_total', 'x', ['bad-label'])).toThrow(/invalid label name/);
+    expect(() => registry.counter('bad-name', 'x')).toThrow(/Invalid metric name/);
     const c = registry.counter('c_total', 'x', ['a']);
-    expect(() => registry.gauge('c_total', 'x')).toThrow(/already registered/);
-    expect(() => c.inc({ b: '1' })).toThrow(/takes labels \[a\]/);
+    expect(() => registry.gauge('c_total', 'x')).toThrow(/already been registered/);
+    expect(() => c.inc({ b: '1' })).toThrow(/not included in initial labelset/);
     expect(() => c.inc({ a: '1' }, -1)).toThrow(/only go up/);
   });
 
-  it('renders nothing for an empty registry, and HELP/TYPE for a metric with no samples yet', () => {
+  it('serves the Node default process metrics', async () => {
     const registry = new MetricsRegistry();
-    expect(registry.render()).toBe('');
-    registry.counter('c_total', 'help');
-    expect(registry.render()).toBe('# HELP c_total help\n# TYPE c_total counter\n');
+    registry.collectDefaultMetrics();
+    const parsed = parsePrometheusText(await registry.render());
+    expect(parsed.types.get('process_resident_memory_bytes')).toBe('gauge');
+    expect(parsed.types.get('nodejs_eventloop_lag_seconds')).toBe('gauge');
   });
 });

@@ -1,4 +1,4 @@
-import { MetricsRegistry } from '@switchyard/observability';
+import { MetricsRegistry, parsePrometheusText, sampleValue } from '@switchyard/observability';
 import type { AttemptEvent } from '../observe/call-observer';
 import { UpstreamMetricsObserver } from './upstream-metrics.observer';
 
@@ -16,22 +16,27 @@ const base: AttemptEvent = {
 };
 
 describe('UpstreamMetricsObserver', () => {
-  it('counts calls, tokens, cost and latency per target and outcome, and errors per class', () => {
+  it('counts calls, tokens and cost per target, model, outcome and tenant, latency and first token as histograms, and errors per class', async () => {
     const registry = new MetricsRegistry();
     const observer = new UpstreamMetricsObserver(registry);
-    observer.onAttempt(base);
-    observer.onAttempt(base);
+    const acme = { ...base, context: { tenantId: 'acme' }, firstTokenMs: 80 };
+    observer.onAttempt(acme);
+    observer.onAttempt(acme);
     observer.onAttempt({ ...base, outcome: 'error', errorClass: 'rate_limited', status: 429, usage: undefined, costUsd: 0, latencyMs: 10 });
     observer.onAttempt({ ...base, outcome: 'bad_output' });
 
-    const text = registry.render();
-    expect(text).toContain('switchyard_upstream_calls_total{target="cloud_main",outcome="ok"} 2\n');
-    expect(text).toContain('switchyard_upstream_calls_total{target="cloud_main",outcome="error"} 1\n');
-    expect(text).toContain('switchyard_upstream_input_tokens_total{target="cloud_main",outcome="ok"} 2000\n');
-    expect(text).toContain('switchyard_upstream_output_tokens_total{target="cloud_main",outcome="ok"} 400\n');
-    expect(text).toContain('switchyard_upstream_cost_usd_total{target="cloud_main",outcome="ok"} 1\n');
-    expect(text).toContain('switchyard_upstream_latency_seconds_total{target="cloud_main",outcome="ok"} 0.5\n');
-    expect(text).toContain('switchyard_upstream_errors_total{target="cloud_main",error_class="rate_limited"} 1\n');
-    expect(text).toContain('switchyard_upstream_errors_total{target="cloud_main",error_class="bad_output"} 1\n');
+    const parsed = parsePrometheusText(await registry.render());
+    const call = (outcome: string, tenant: string) => ({ target: 'cloud_main', target_type: 'cloud', model: 'gpt', outcome, tenant });
+    expect(sampleValue(parsed, 'switchyard_upstream_calls_total', call('ok', 'acme'))).toBe(2);
+    expect(sampleValue(parsed, 'switchyard_upstream_calls_total', call('error', '(none)'))).toBe(1);
+    expect(sampleValue(parsed, 'switchyard_upstream_input_tokens_total', call('ok', 'acme'))).toBe(2000);
+    expect(sampleValue(parsed, 'switchyard_upstream_output_tokens_total', call('ok', 'acme'))).toBe(400);
+    expect(sampleValue(parsed, 'switchyard_upstream_cost_usd_total', call('ok', 'acme'))).toBe(1);
+    expect(sampleValue(parsed, 'switchyard_upstream_latency_seconds_count', { target: 'cloud_main', model: 'gpt', outcome: 'ok' })).toBe(2);
+    expect(sampleValue(parsed, 'switchyard_upstream_latency_seconds_sum', { target: 'cloud_main', model: 'gpt', outcome: 'ok' })).toBe(0.5);
+    expect(sampleValue(parsed, 'switchyard_upstream_latency_seconds_bucket', { target: 'cloud_main', model: 'gpt', outcome: 'ok', le: '0.25' })).toBe(2);
+    expect(sampleValue(parsed, 'switchyard_upstream_first_token_seconds_count', { target: 'cloud_main', model: 'gpt' })).toBe(2);
+    expect(sampleValue(parsed, 'switchyard_upstream_errors_total', { target: 'cloud_main', error_class: 'rate_limited' })).toBe(1);
+    expect(sampleValue(parsed, 'switchyard_upstream_errors_total', { target: 'cloud_main', error_class: 'bad_output' })).toBe(1);
   });
 });

@@ -1,42 +1,46 @@
-import type { Counter, MetricsRegistry } from '@switchyard/observability';
+import type { Counter, Histogram, MetricsRegistry } from '@switchyard/observability';
 import type { AttemptEvent, CallObserver } from '../observe/call-observer';
 
+/** The tenant label of a call no tenant made (a probe). */
+export const NO_TENANT = '(none)';
+
 /**
- * The ledger's numbers as Prometheus counters, per target and outcome, counted in-process
- * from the same attempt events (so /metrics needs no database read). Each process counts
- * its own calls: the supervisor the gateway's, a worker its agents'.
+ * The ledger's numbers as Prometheus metrics, counted in-process from the same attempt events
+ * (so /metrics needs no database read): counters of attempts, tokens and cost by target,
+ * model, outcome and tenant; histograms of attempt latency and first-token time. Each process
+ * counts its own calls: the supervisor the gateway's, a worker its agents'.
  */
 export class UpstreamMetricsObserver implements CallObserver {
   private readonly calls: Counter;
   private readonly inputTokens: Counter;
   private readonly outputTokens: Counter;
   private readonly cost: Counter;
-  private readonly latency: Counter;
   private readonly errors: Counter;
+  private readonly latency: Histogram;
+  private readonly firstToken: Histogram;
 
   constructor(registry: MetricsRegistry) {
-    const byTargetOutcome = ['target', 'outcome'];
-    this.calls = registry.counter('switchyard_upstream_calls_total', 'Upstream model call attempts.', byTargetOutcome);
-    this.inputTokens = registry.counter('switchyard_upstream_input_tokens_total', 'Input tokens of upstream attempts.', byTargetOutcome);
-    this.outputTokens = registry.counter('switchyard_upstream_output_tokens_total', 'Output tokens of upstream attempts.', byTargetOutcome);
-    this.cost = registry.counter('switchyard_upstream_cost_usd_total', 'Cost of upstream attempts, in US dollars.', byTargetOutcome);
-    this.latency = registry.counter(
-      'switchyard_upstream_latency_seconds_total',
-      'Total wall time of upstream attempts; divide by the calls for the mean.',
-      byTargetOutcome,
-    );
+    const byCall = ['target', 'target_type', 'model', 'outcome', 'tenant'];
+    this.calls = registry.counter('switchyard_upstream_calls_total', 'Upstream model call attempts.', byCall);
+    this.inputTokens = registry.counter('switchyard_upstream_input_tokens_total', 'Input tokens of upstream attempts.', byCall);
+    this.outputTokens = registry.counter('switchyard_upstream_output_tokens_total', 'Output tokens of upstream attempts.', byCall);
+    this.cost = registry.counter('switchyard_upstream_cost_usd_total', 'Cost of upstream attempts, in US dollars.', byCall);
     this.errors = registry.counter('switchyard_upstream_errors_total', 'Failed upstream attempts by error class.', ['target', 'error_class']);
+    this.latency = registry.histogram('switchyard_upstream_latency_seconds', 'Wall time of upstream attempts.', ['target', 'model', 'outcome']);
+    this.firstToken = registry.histogram('switchyard_upstream_first_token_seconds', 'Time from sending an upstream request to its first content token.', ['target', 'model']);
   }
 
   onAttempt(event: AttemptEvent): void {
-    const labels = { target: event.target.name, outcome: event.outcome };
+    const { name: target, type: targetType, model } = event.target;
+    const labels = { target, target_type: targetType, model, outcome: event.outcome, tenant: event.context?.tenantId ?? NO_TENANT };
     this.calls.inc(labels);
     this.inputTokens.inc(labels, nonNegative(event.usage?.inputTokens));
     this.outputTokens.inc(labels, nonNegative(event.usage?.outputTokens));
     this.cost.inc(labels, nonNegative(event.costUsd));
-    this.latency.inc(labels, nonNegative(event.latencyMs) / 1000);
+    this.latency.observe({ target, model, outcome: event.outcome }, nonNegative(event.latencyMs) / 1000);
+    if (event.firstTokenMs !== undefined) this.firstToken.observe({ target, model }, nonNegative(event.firstTokenMs) / 1000);
     if (event.outcome !== 'ok') {
-      this.errors.inc({ target: event.target.name, error_class: event.errorClass ?? event.outcome });
+      this.errors.inc({ target, error_class: event.errorClass ?? event.outcome });
     }
   }
 }
