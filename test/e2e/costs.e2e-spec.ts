@@ -1,3 +1,4 @@
+import { parsePrometheusText, sampleValue, samplesOf, type ParsedPrometheusText } from '@switchyard/observability';
 import { freePort, waitFor } from '../support/processes';
 import { TestStack } from '../support/stack';
 
@@ -28,10 +29,33 @@ const documents = [
   { id: 'doc-2', text: 'Either party may terminate with 90 days written notice.' },
 ];
 
-/** A sample line's value: `name{labels} value`, labels given in order as rendered. */
-function sample(text: string, line: RegExp): number | undefined {
-  const match = text.split('\n').find((l) => line.test(l));
-  return match === undefined ? undefined : Number(match.slice(match.lastIndexOf(' ') + 1));
+const EXPECTED_SUPERVISOR_TYPES: Record<string, string> = {
+  switchyard_http_requests_total: 'counter',
+  switchyard_http_request_duration_seconds: 'histogram',
+  switchyard_jobs: 'gauge',
+  switchyard_running_jobs: 'gauge',
+  switchyard_queue_jobs: 'gauge',
+  switchyard_breaker_state: 'gauge',
+  switchyard_target_health_score: 'gauge',
+  switchyard_target_share: 'gauge',
+  switchyard_upstream_calls_total: 'counter',
+  switchyard_upstream_cost_usd_total: 'counter',
+  switchyard_upstream_latency_seconds: 'histogram',
+  switchyard_ledger_rows_written_total: 'counter',
+  process_uptime_seconds: 'gauge',
+  process_resident_memory_bytes: 'gauge',
+  nodejs_eventloop_lag_seconds: 'gauge',
+};
+
+/** A histogram with observations whose labels include `labels`: cumulative buckets ending in +Inf = count. */
+function expectHistogram(parsed: ParsedPrometheusText, name: string, labels: Record<string, string>): void {
+  const buckets = samplesOf(parsed, `${name}_bucket`, labels);
+  expect(buckets.length).toBeGreaterThan(1);
+  const infinite = buckets.filter((b) => b.labels.le === '+Inf').reduce((sum, b) => sum + b.value, 0);
+  const count = samplesOf(parsed, `${name}_count`, labels).reduce((sum, s) => sum + s.value, 0);
+  expect(count).toBeGreaterThan(0);
+  expect(infinite).toBe(count);
+  expect(samplesOf(parsed, `${name}_sum`, labels).length).toBeGreaterThan(0);
 }
 
 describe('cost ledger and metrics end to end (real supervisor, worker and llm-sim)', () => {
@@ -121,43 +145,41 @@ describe('cost ledger and metrics end to end (real supervisor, worker and llm-si
     expect(badWindow.json.error.issues[0]!.path).toBe('query.since');
   });
 
-  it('GET /metrics on the supervisor is Prometheus text: HTTP requests, jobs, ledger and process', async () => {
+  it('GET /metrics on the supervisor is Prometheus text: HTTP request histograms, jobs, queues, targets, ledger and process', async () => {
     await stack.request('GET', '/v1/jobs?limit=1');
     const res = await fetch(`${stack.baseUrl}/metrics`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
-    const text = await res.text();
-    for (const name of [
-      'switchyard_http_requests_total',
-      'switchyard_jobs',
-      'switchyard_upstream_calls_total',
-      'switchyard_upstream_cost_usd_total',
-      'switchyard_ledger_rows_written_total',
-      'process_uptime_seconds',
-      'process_resident_memory_bytes',
-    ]) {
-      expect(text).toContain(`# TYPE ${name} `);
-    }
-    expect(sample(text, /^switchyard_http_requests_total\{method="GET",route="\/v1\/jobs",status="200"\} /)).toBeGreaterThanOrEqual(1);
-    expect(sample(text, /^switchyard_http_requests_total\{method="GET",route="\/admin\/costs",status="401"\} /)).toBeGreaterThanOrEqual(1);
-    expect(sample(text, /^switchyard_jobs\{status="success"\} /)).toBe(1);
-    expect(sample(text, /^process_uptime_seconds /)).toBeGreaterThan(0);
-    // Every sample line is `name{labels} value` or `name value`.
-    for (const line of text.trimEnd().split('\n')) {
-      if (!line.startsWith('#')) expect(line).toMatch(/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})? -?[0-9.e+-]+$|^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})? (NaN|[+-]Inf)$/);
-    }
+    // Parsing checks every line's syntax too.
+    const parsed = parsePrometheusText(await res.text());
+    expect(Object.fromEntries([...parsed.types].filter(([name]) => EXPECTED_SUPERVISOR_TYPES[name] !== undefined))).toEqual(EXPECTED_SUPERVISOR_TYPES);
+    expect(sampleValue(parsed, 'switchyard_http_requests_total', { method: 'GET', route: '/v1/jobs', status: '200' })).toBeGreaterThanOrEqual(1);
+    expect(sampleValue(parsed, 'switchyard_http_requests_total', { method: 'GET', route: '/admin/costs', status: '401' })).toBeGreaterThanOrEqual(1);
+    expectHistogram(parsed, 'switchyard_http_request_duration_seconds', { method: 'GET', route: '/v1/jobs', status: '200' });
+    expect(sampleValue(parsed, 'switchyard_jobs', { status: 'success' })).toBe(1);
+    expect(samplesOf(parsed, 'switchyard_queue_jobs', { role: 'extract', state: 'waiting' })).toHaveLength(1);
+    expect(sampleValue(parsed, 'switchyard_breaker_state', { target: 'cloud_main', target_type: 'cloud', state: 'closed' })).toBe(1);
+    expect(sampleValue(parsed, 'switchyard_target_health_score', { target: 'local_vllm_7b', target_type: 'local' })).toBeGreaterThan(0);
+    expect(sampleValue(parsed, 'process_uptime_seconds', {})).toBeGreaterThan(0);
   });
 
-  it("GET /metrics on the worker's WORKER_PORT shows its upstream calls by target and outcome", async () => {
+  it("GET /metrics on the worker's WORKER_PORT shows its upstream calls, latency, queue wait, task and step histograms", async () => {
     const res = await fetch(workerMetricsUrl);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
-    const text = await res.text();
-    expect(sample(text, /^switchyard_upstream_calls_total\{target="local_vllm_7b",outcome="ok"\} /)).toBeGreaterThanOrEqual(documents.length);
-    expect(sample(text, /^switchyard_upstream_calls_total\{target="cloud_main",outcome="ok"\} /)).toBeGreaterThanOrEqual(1);
-    expect(sample(text, /^switchyard_upstream_cost_usd_total\{target="cloud_main",outcome="ok"\} /)).toBeGreaterThan(0);
-    expect(sample(text, /^switchyard_upstream_input_tokens_total\{target="local_vllm_7b",outcome="ok"\} /)).toBeGreaterThan(0);
-    expect(sample(text, /^switchyard_ledger_rows_written_total /)).toBeGreaterThanOrEqual(documents.length + 1);
-    expect(text).toContain('# TYPE process_resident_memory_bytes gauge');
+    const parsed = parsePrometheusText(await res.text());
+    const total = (name: string, labels: Record<string, string>) => samplesOf(parsed, name, labels).reduce((sum, s) => sum + s.value, 0);
+    expect(total('switchyard_upstream_calls_total', { target: 'local_vllm_7b', outcome: 'ok' })).toBeGreaterThanOrEqual(documents.length);
+    expect(total('switchyard_upstream_calls_total', { target: 'cloud_main', outcome: 'ok', tenant: 'dev' })).toBeGreaterThanOrEqual(1);
+    expect(total('switchyard_upstream_cost_usd_total', { target: 'cloud_main', outcome: 'ok' })).toBeGreaterThan(0);
+    expect(total('switchyard_upstream_input_tokens_total', { target: 'local_vllm_7b', outcome: 'ok' })).toBeGreaterThan(0);
+    expect(sampleValue(parsed, 'switchyard_ledger_rows_written_total', {})).toBeGreaterThanOrEqual(documents.length + 1);
+    expect(parsed.types.get('process_resident_memory_bytes')).toBe('gauge');
+    for (const name of ['switchyard_upstream_latency_seconds', 'switchyard_upstream_first_token_seconds', 'switchyard_queue_wait_seconds', 'switchyard_task_duration_seconds', 'switchyard_step_duration_seconds']) {
+      expect(parsed.types.get(name)).toBe('histogram');
+      expectHistogram(parsed, name, {});
+    }
+    expect(total('switchyard_task_duration_seconds_count', { role: 'extract', outcome: 'completed' })).toBe(documents.length);
+    expect(samplesOf(parsed, 'switchyard_breaker_state', { state: 'open' }).map((s) => s.value)).toEqual([0, 0, 0]);
   });
 });

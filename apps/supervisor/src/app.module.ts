@@ -20,6 +20,7 @@ import { HttpExceptionFilter } from './http/http-exception.filter';
 import { JobsController } from './jobs/jobs.controller';
 import { JobEventsService } from './jobs/job-events.service';
 import { JobsService } from './jobs/jobs.service';
+import { FleetMetrics } from './metrics/fleet.metrics';
 import { MetricsModule } from './metrics/metrics.module';
 import { OpenApiController } from './openapi/openapi.controller';
 import { JobNotifications } from './notifications/job-notifications';
@@ -56,6 +57,8 @@ export class SupervisorModule {
         WebhookDeliveryService,
         routerProvider,
         RouterRuntime,
+        // Needs the router, so it lives beside it rather than in MetricsModule.
+        FleetMetrics,
         GatewayService,
         AdminTokenGuard,
         ApiKeyGuard,

@@ -9,6 +9,7 @@ import { Router } from '@switchyard/router';
 import { AttemptLedgerRepository, ModelCallResultRepository, TaskRepository, type DatabaseHandle } from '@switchyard/state';
 import { ShutdownSignal } from './processors/shutdown-signal';
 import { TaskProcessor } from './processors/task.processor';
+import { WorkerMetrics } from './metrics/worker-metrics';
 import { WorkerLifecycle } from './processors/worker-lifecycle.service';
 
 @Module({})
@@ -34,7 +35,7 @@ export class WorkerModule {
         },
         {
           provide: TaskRunner,
-          inject: [TaskRepository, Router, DATABASE, APP_CONFIG, LOGGER, TaskQueues, DurableLedgerRows],
+          inject: [TaskRepository, Router, DATABASE, APP_CONFIG, LOGGER, TaskQueues, DurableLedgerRows, WorkerMetrics],
           useFactory: (
             tasks: TaskRepository,
             router: Router,
@@ -43,6 +44,7 @@ export class WorkerModule {
             log: Logger,
             queues: TaskQueues,
             durableRows: DurableLedgerRows,
+            metrics: WorkerMetrics,
           ) =>
             new TaskRunner({
               tasks,
@@ -60,12 +62,14 @@ export class WorkerModule {
               heartbeatMs: appConfig.HEARTBEAT_MS,
               maxTargetWaitMs: appConfig.TARGET_WAIT_MAX_MS,
               optionalTargetWaitMs: appConfig.OPTIONAL_TARGET_WAIT_MS,
+              observeStep: metrics.stepRan,
               mayUseCloud: (meta) => {
                 const types = new Map(router.snapshot().map((target) => [target.name, target.type]));
                 return router.explain(meta).candidates.some((candidate) => candidate.eligible && types.get(candidate.target) === 'cloud');
               },
             }),
         },
+        WorkerMetrics,
         TaskProcessor,
         WorkerLifecycle,
       ],

@@ -9,3 +9,4 @@ export * from './ledger.module';
 export * from './startup-checks';
 export * from './tenants-config';
 export * from './tenant-budget-guard';
+export * from './target-metrics';

@@ -7,8 +7,9 @@ const counts = { pending: 1, running: 2, success: 3, failed: 0, paused: 0, cance
 function setup() {
   const registry = new MetricsRegistry();
   const countJobsByStatus = jest.fn(async () => ({ ...counts }));
+  const countRunningJobsByTenant = jest.fn(async () => new Map([['acme', 2]]));
   const warn = jest.fn();
-  const metrics = new JobStatusMetrics(registry, { countJobsByStatus } as unknown as JobStatsRepository, { warn } as unknown as Logger);
+  const metrics = new JobStatusMetrics(registry, { countJobsByStatus, countRunningJobsByTenant } as unknown as JobStatsRepository, { warn } as unknown as Logger);
   let now = 1_000_000;
   metrics.now = () => now;
   return { registry, metrics, countJobsByStatus, warn, advance: (ms: number) => (now += ms) };
@@ -20,6 +21,7 @@ describe('JobStatusMetrics', () => {
     await Promise.all([metrics.refreshIfStale(), metrics.refreshIfStale()]);
     expect(countJobsByStatus).toHaveBeenCalledTimes(1);
     expect(await registry.render()).toContain('switchyard_jobs{status="running"} 2\n');
+    expect(await registry.render()).toContain('switchyard_running_jobs{tenant="acme"} 2\n');
 
     advance(JOB_COUNTS_TTL_MS - 1);
     await metrics.refreshIfStale();

@@ -15,6 +15,7 @@ export const JOB_COUNTS_TTL_MS = 5_000;
 @Injectable()
 export class JobStatusMetrics {
   private counts: Record<TaskStatus, number> | undefined;
+  private runningByTenant = new Map<string, number>();
   private fetchedAt = Number.NEGATIVE_INFINITY;
   private refreshing: Promise<void> | undefined;
   now: () => number = Date.now;
@@ -28,6 +29,13 @@ export class JobStatusMetrics {
       this.counts ? TASK_STATUSES.map((status) => [{ status }, this.counts![status] ?? 0] as const) : [],
       ['status'],
     );
+    registry.collected(
+      'switchyard_running_jobs',
+      'Running jobs (pending, running or paused) per tenant, read with the job counts.',
+      'gauge',
+      () => [...this.runningByTenant].map(([tenant, n]) => [{ tenant }, n] as const),
+      ['tenant'],
+    );
     registry.collected('switchyard_job_counts_age_seconds', 'Age of the job counts shown.', 'gauge', () =>
       this.counts ? [[{}, Math.max(0, (this.now() - this.fetchedAt) / 1000)]] : [],
     );
@@ -36,11 +44,11 @@ export class JobStatusMetrics {
   /** Reads the counts again if they are older than the TTL; never rejects. */
   async refreshIfStale(): Promise<void> {
     if (this.now() - this.fetchedAt < JOB_COUNTS_TTL_MS) return;
-    this.refreshing ??= this.jobStats
-      .countJobsByStatus()
+    this.refreshing ??= Promise.all([this.jobStats.countJobsByStatus(), this.jobStats.countRunningJobsByTenant()])
       .then(
-        (counts) => {
+        ([counts, runningByTenant]) => {
           this.counts = counts;
+          this.runningByTenant = runningByTenant;
           this.fetchedAt = this.now();
         },
         (error: unknown) => this.logger.warn({ err: error }, 'metrics: job counts could not be read; serving the last ones'),

@@ -1,15 +1,16 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { DelayedError, type Job } from 'bullmq';
-import { createLogger } from '@switchyard/observability';
+import { MetricsRegistry, createLogger } from '@switchyard/observability';
 import type { RunOutcome, TaskRunner } from '@switchyard/orchestration';
 import { ShutdownSignal } from './shutdown-signal';
 import { BLOCKED_RECHECK_MS, BUSY_RECHECK_MS } from '@switchyard/orchestration';
+import { WorkerMetrics } from '../metrics/worker-metrics';
 import { TaskProcessor } from './task.processor';
 
 function setup(outcome: RunOutcome) {
   const runner = { run: jest.fn(async () => outcome) } as unknown as TaskRunner;
-  const processor = new TaskProcessor(runner, new ShutdownSignal(), createLogger('processor-spec', 'silent'));
+  const processor = new TaskProcessor(runner, new ShutdownSignal(), createLogger('processor-spec', 'silent'), new WorkerMetrics(new MetricsRegistry(), { snapshot: () => [] } as never));
   const moveToDelayed = jest.fn(async () => undefined);
   const job = {
     data: { tenant_id: 'acme', job_id: randomUUID(), task_id: randomUUID(), trace: {} },

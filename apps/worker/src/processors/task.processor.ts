@@ -3,6 +3,7 @@ import type { Job } from 'bullmq';
 import { extractTraceContext, withSpan, type Logger } from '@switchyard/observability';
 import { TaskRunner, applySettlement, parseTaskPayload, settlementFor } from '@switchyard/orchestration';
 import { LOGGER } from '@switchyard/platform';
+import { WorkerMetrics } from '../metrics/worker-metrics';
 import { ShutdownSignal } from './shutdown-signal';
 
 /**
@@ -16,11 +17,14 @@ export class TaskProcessor {
     private readonly runner: TaskRunner,
     private readonly shutdown: ShutdownSignal,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: WorkerMetrics,
   ) {}
 
   async process(role: string, job: Job, token?: string): Promise<{ outcome: string }> {
     const payload = parseTaskPayload(role, job.data);
     const parent = extractTraceContext(payload.trace);
+    this.metrics.taskTaken(role, job, Date.now());
+    const started = performance.now();
     return withSpan(`task ${role}`, parent, { attributes: { 'switchyard.job_id': payload.job_id, 'switchyard.task_id': payload.task_id } }, async () => {
       const outcome = await this.runner.run(
         payload,
@@ -31,6 +35,7 @@ export class TaskProcessor {
         },
         this.shutdown.signal,
       );
+      this.metrics.taskRan(role, outcome.kind, (performance.now() - started) / 1000);
       const settlement = settlementFor(outcome, payload, Date.now());
       if (settlement.action === 'delay') this.logger.info({ task_id: payload.task_id, queue: role }, settlement.reason);
       return applySettlement(settlement, job, token);

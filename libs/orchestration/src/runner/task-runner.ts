@@ -44,7 +44,17 @@ export interface TaskRunnerDeps {
    * cloud): a task whose calls all stay local gets the shorter default timeout. Default: yes.
    */
   mayUseCloud?: (meta: RequestMeta) => boolean;
+  /** Told of every step run, for metrics; must not throw. */
+  observeStep?: (step: StepObservation) => void;
   now?: () => Date;
+}
+
+/** One run of one step of a task. */
+export interface StepObservation {
+  role: string;
+  kind: 'gather' | 'call';
+  outcome: 'ok' | 'error';
+  seconds: number;
 }
 
 export interface AttemptInfo {
@@ -215,30 +225,37 @@ export class TaskRunner {
       progress.step = step;
       signal.throwIfAborted();
       const definition = steps[step]!;
-      await inSpan(`step ${definition.name}`, { 'switchyard.step': step, 'switchyard.step_kind': definition.kind }, async () => {
-        const checkpointOf = (summary: unknown): StepCheckpoint => ({ step, name: definition.name, summary, completed_at: this.now().toISOString() });
-        if (definition.kind === 'gather') {
-          // Fan-in: the upstream tasks' outputs and summaries, read from Postgres, never their raw text.
-          gathered = gatherUpstream(agent, workflow, await this.deps.tasks.findTaskOutcomes(task.jobId, agent.upstream));
-          await this.deps.tasks.checkpoint(lease, checkpointOf(gathered), [], 0);
-          return;
-        }
-        input ??= await this.deps.tasks.findJobInput(task.jobId, inputArraysNotRead(workflow, agent));
-        const { messages, warnings } = renderMessages(definition, renderContext(input, taskInput, gathered ?? { outputs: {}, summaries: {} }, stepOutputs));
-        if (warnings.length) log.warn({ step, warnings }, 'template placeholders without a value rendered empty');
-        const result = await runCallStep(router, definition, messages, callMeta(definition, jobMeta), stepCallFields({ task, step, signal }));
-        stepOutputs[definition.name] = result.output;
-        const checkpoint = checkpointOf({ raw: result.raw, output: result.output });
-        if (step < last) {
-          await this.deps.tasks.checkpoint(lease, checkpoint, result.routes, result.costUsd);
-          log.debug({ step, name: definition.name }, 'step checkpointed');
-          return;
-        }
-        const output = withItemKey(agent, result.output, taskInput.item);
-        const finished = await this.deps.tasks.completeTask(lease, checkpoint, output, result.routes, result.costUsd, (outcomes) => jobResultOf(workflow, outcomes));
-        if (finished.jobCompleted) log.info('job completed');
-        await this.enqueueReady(finished.ready, log);
-      });
+      const stepStarted = performance.now();
+      let stepOutcome: StepObservation['outcome'] = 'error';
+      try {
+        await inSpan(`step ${definition.name}`, { 'switchyard.step': step, 'switchyard.step_kind': definition.kind }, async () => {
+          const checkpointOf = (summary: unknown): StepCheckpoint => ({ step, name: definition.name, summary, completed_at: this.now().toISOString() });
+          if (definition.kind === 'gather') {
+            // Fan-in: the upstream tasks' outputs and summaries, read from Postgres, never their raw text.
+            gathered = gatherUpstream(agent, workflow, await this.deps.tasks.findTaskOutcomes(task.jobId, agent.upstream));
+            await this.deps.tasks.checkpoint(lease, checkpointOf(gathered), [], 0);
+            return;
+          }
+          input ??= await this.deps.tasks.findJobInput(task.jobId, inputArraysNotRead(workflow, agent));
+          const { messages, warnings } = renderMessages(definition, renderContext(input, taskInput, gathered ?? { outputs: {}, summaries: {} }, stepOutputs));
+          if (warnings.length) log.warn({ step, warnings }, 'template placeholders without a value rendered empty');
+          const result = await runCallStep(router, definition, messages, callMeta(definition, jobMeta), stepCallFields({ task, step, signal }));
+          stepOutputs[definition.name] = result.output;
+          const checkpoint = checkpointOf({ raw: result.raw, output: result.output });
+          if (step < last) {
+            await this.deps.tasks.checkpoint(lease, checkpoint, result.routes, result.costUsd);
+            log.debug({ step, name: definition.name }, 'step checkpointed');
+            return;
+          }
+          const output = withItemKey(agent, result.output, taskInput.item);
+          const finished = await this.deps.tasks.completeTask(lease, checkpoint, output, result.routes, result.costUsd, (outcomes) => jobResultOf(workflow, outcomes));
+          if (finished.jobCompleted) log.info('job completed');
+          await this.enqueueReady(finished.ready, log);
+        });
+        stepOutcome = 'ok';
+      } finally {
+        this.deps.observeStep?.({ role: task.role, kind: definition.kind, outcome: stepOutcome, seconds: (performance.now() - stepStarted) / 1000 });
+      }
     }
   }
 

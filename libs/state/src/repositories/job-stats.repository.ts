@@ -1,4 +1,4 @@
-import { isNull, sql } from 'drizzle-orm';
+import { and, inArray, isNull, sql } from 'drizzle-orm';
 import { TASK_STATUSES, type TaskStatus } from '@switchyard/contracts';
 import type { Database } from '../database';
 import { agentTaskState as t } from '../schema';
@@ -17,5 +17,15 @@ export class JobStatsRepository {
     const counts = Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
     for (const row of rows) counts[row.status as TaskStatus] = Number(row.n);
     return counts;
+  }
+
+  /** Running jobs (root `pending`, `running` or `paused`, as admission counts them) per tenant; tenants with none are absent. */
+  async countRunningJobsByTenant(): Promise<Map<string, number>> {
+    const rows = await this.db
+      .select({ tenantId: t.tenantId, n: sql<number>`count(*)::int` })
+      .from(t)
+      .where(and(isNull(t.parentTaskId), inArray(t.status, ['pending', 'running', 'paused'])))
+      .groupBy(t.tenantId);
+    return new Map(rows.map((row) => [row.tenantId, Number(row.n)]));
   }
 }
