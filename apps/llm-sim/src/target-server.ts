@@ -35,6 +35,9 @@ export interface TargetSnapshot {
   listening: boolean;
   healthy: boolean;
   calls: OutcomeCounts;
+  /** Chat requests open right now, and the most ever open at once (reset with the call log's counts). */
+  in_flight: number;
+  peak_concurrency: number;
 }
 
 export interface TargetServerDeps {
@@ -77,6 +80,8 @@ export class TargetServer {
   private port: number;
   private stopped = false;
   private transitions: Promise<unknown> = Promise.resolve();
+  private inFlight = 0;
+  private peakConcurrency = 0;
 
   constructor(
     readonly config: TargetConfig,
@@ -132,7 +137,14 @@ export class TargetServer {
       listening: this.server !== null,
       healthy: isHealthy(this.fault),
       calls: this.deps.callLog.countsFor(this.name),
+      in_flight: this.inFlight,
+      peak_concurrency: this.peakConcurrency,
     };
+  }
+
+  /** Forgets the peak (the control API's reset and clear of the call log). */
+  resetPeak(): void {
+    this.peakConcurrency = this.inFlight;
   }
 
   private enqueue<T>(step: () => Promise<T>): Promise<T> {
@@ -164,6 +176,11 @@ export class TargetServer {
         sendJson(res, 405, methodNotAllowed(req.method ?? '', path), { allow: 'POST' });
         return;
       }
+      this.inFlight += 1;
+      this.peakConcurrency = Math.max(this.peakConcurrency, this.inFlight);
+      res.once('close', () => {
+        this.inFlight -= 1;
+      });
       this.handleChat(req, res).catch((error: unknown) => this.onHandlerError(error, res));
       return;
     }
@@ -260,7 +277,7 @@ export class TargetServer {
   }
 
   private record(fields: CallFields, status: CallStatus, outcome: CallOutcome): CallRecord {
-    const record = this.deps.callLog.append({ ...fields, status, outcome });
+    const record = this.deps.callLog.append({ ...fields, status, outcome, concurrent: this.inFlight });
     this.deps.logger.debug({ target: this.name, seq: record.seq, status, outcome, stream: fields.stream }, 'chat completion');
     return record;
   }

@@ -5,6 +5,7 @@ import { describeProxy, secretsFromEnv, upstreamProxyFrom, type AppConfig } from
 import type { Logger } from '@switchyard/observability';
 import { APP_CONFIG, CALL_OBSERVERS, LOGGER, REDIS } from './tokens';
 import {
+  RedisFleetLimiter,
   RedisRetryBudgetStore,
   Router,
   RouterConfigWatcher,
@@ -14,7 +15,16 @@ import {
   type CallObserver,
 } from '@switchyard/router';
 import { RouterOverridesSync, type OverrideAction } from './router-overrides';
-import { RouterSnapshotPublisher, buildFleetView, readFleetReports, type FleetTargetView, type ProcessIdentity, type ProcessRole } from './router-fleet';
+import {
+  RouterSnapshotPublisher,
+  buildFleetView,
+  readFleetReports,
+  snapshotsIndexKey,
+  SNAPSHOT_TTL_MS,
+  type FleetTargetView,
+  type ProcessIdentity,
+  type ProcessRole,
+} from './router-fleet';
 
 export * from './router-overrides';
 export * from './router-fleet';
@@ -68,14 +78,31 @@ export const routerProvider: Provider = {
         'calls to cloud targets go through an egress proxy (local targets are always reached directly)',
       );
     }
-    return new Router({
+    // The limiter reads its settings from the router's live config (hot reload included).
+    const live: { router?: Router } = {};
+    const limiter = new RedisFleetLimiter({
+      redis,
+      keyPrefix: `${config.QUEUE_PREFIX}:router`,
+      processId: processIdentityFrom(logger, config).processId,
+      settings: () => {
+        const limits = (live.router?.config ?? routerConfig).config.fleet_limits;
+        return { slotTtlMs: limits.slot_ttl_ms, redisTimeoutMs: limits.redis_timeout_ms };
+      },
+      // The processes whose router snapshot is fresh (see RouterSnapshotPublisher).
+      liveProcesses: () => redis.zcount(snapshotsIndexKey(config.QUEUE_PREFIX), Date.now() - SNAPSHOT_TTL_MS, '+inf'),
+      logger: log,
+    });
+    const router = new Router({
       config: routerConfig,
       secrets: secretsFromEnv(),
       logger: log,
       upstream: proxy ? { proxy } : {},
       observers,
       retryBudget: new RedisRetryBudgetStore(redis, `${config.QUEUE_PREFIX}:router:`),
+      limiter,
     });
+    live.router = router;
+    return router;
   },
 };
 

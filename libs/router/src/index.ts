@@ -41,3 +41,7 @@ export * from './state/live-target-filter';
 export * from './timing/staged-deadline';
 export * from './probe/target-prober';
 export * from './reload/config-watcher';
+export * from './fleet/target-limiter';
+export * from './fleet/fallback-share';
+export * from './fleet/fleet-full-filter';
+export * from './fleet/redis-fleet-limiter';

@@ -14,6 +14,8 @@ import { classifyUpstreamError, isModelLoading, retryAfterHeader, UpstreamError 
 import { systemClock, type Clock } from './clock';
 import type { CompiledRouterConfig } from './config/compile-router-config';
 import type { RoutingPolicy, TargetConfig } from './config/router-config.schema';
+import { FleetFullMarks, fleetSlotMayFree } from './fleet/fleet-full-filter';
+import type { SlotResult, TargetLimiter } from './fleet/target-limiter';
 import type { FailureClass } from './health/health-settings';
 import type { AttemptEvent, AttemptRecorder, CallObserver } from './observe/call-observer';
 import { missingApiKeyFilter, resolveApiKey, type SecretResolver } from './providers/api-key';
@@ -41,6 +43,8 @@ export interface RouterOptions {
   upstream?: UpstreamFetchOptions;
   /** Told of every upstream attempt (cost ledger, metrics). */
   observers?: readonly CallObserver[];
+  /** Counts each target's max_concurrency, rpm and tpm for the whole fleet; this process's own counts only unless given. */
+  limiter?: TargetLimiter;
   /** Where a job's retry budget is counted; in memory (this process only) unless given. */
   retryBudget?: RetryBudgetStore;
   clock?: Clock;
@@ -71,6 +75,8 @@ export interface ChatCallRequest {
   onDelta?: (text: string, target: string) => void;
   /** Records this call's attempts durably; its attempts are flagged `recordedByCaller` to the observers. */
   attemptRecorder?: AttemptRecorder;
+  /** How long to wait for a slot when every candidate is full fleet-wide; `fleet_limits.slot_wait_ms` unless given. */
+  slotWaitMs?: number;
 }
 
 export interface CallContext {
@@ -129,6 +135,8 @@ export class Router implements RouterAdmin {
   private readonly random: () => number;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private readonly budgetStore: RetryBudgetStore;
+  private readonly limiter: TargetLimiter | undefined;
+  private readonly fleetFull: FleetFullMarks;
   private filters: readonly CandidateFilter[] = [];
   /** The same filters with recovery shares off: the second look when nothing else is left. */
   private filtersWithoutShare: readonly CandidateFilter[] = [];
@@ -152,6 +160,8 @@ export class Router implements RouterAdmin {
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? sleepWithSignal;
     this.budgetStore = options.retryBudget ?? new InMemoryRetryBudgetStore(this.clock);
+    this.limiter = options.limiter;
+    this.fleetFull = new FleetFullMarks(this.clock);
     this.states = new TargetStateRegistry(options.config.config);
     this.buildFilters();
   }
@@ -172,9 +182,9 @@ export class Router implements RouterAdmin {
     this.buildFilters();
   }
 
-  /** Closes the upstream connection pools; calls in flight finish first. */
-  close(): Promise<void> {
-    return this.providers.closeAll();
+  /** Closes the upstream connection pools (calls in flight finish first) and hands back fleet slots. */
+  async close(): Promise<void> {
+    await Promise.all([this.providers.closeAll(), this.limiter?.close()]);
   }
 
   /** The decision this router would make now; `options.filters` run after the router's own. */
@@ -225,6 +235,7 @@ export class Router implements RouterAdmin {
     let stopReason = `${maxAttempts} attempts allowed per call`;
     let budgetSpent = false;
     let rateLimitedRetries = 0;
+    let slotWaitEnd: number | undefined;
 
     while (attempts.length < maxAttempts) {
       if (request.signal?.aborted) throw new CallAbortedError(attempts, { cause: request.signal.reason });
@@ -241,6 +252,16 @@ export class Router implements RouterAdmin {
       try {
         decision = this.decide(meta, { excludeTargets: excluded });
       } catch (error) {
+        if (error instanceof NoEligibleTargetError && this.limiter !== undefined && fleetSlotMayFree(error.explanation)) {
+          // Full fleet-wide, not here: another process's call will end; wait for its slot a while.
+          const limits = config.fleet_limits;
+          slotWaitEnd ??= this.clock.now() + (request.slotWaitMs ?? limits.slot_wait_ms);
+          const waitMs = Math.min(limits.slot_poll_ms * (0.5 + this.random()), slotWaitEnd - this.clock.now(), deadlineEnd - performance.now());
+          if (waitMs >= 1) {
+            await this.sleep(waitMs, request.signal);
+            continue;
+          }
+        }
         if (error instanceof NoEligibleTargetError && lastError !== undefined) {
           stopReason = 'no other eligible target';
           break;
@@ -248,8 +269,19 @@ export class Router implements RouterAdmin {
         throw error;
       }
 
+      const slot = await this.acquireSlot(decision.target, meta, request);
+      if (slot !== undefined && !slot.granted) {
+        const limits = config.fleet_limits;
+        this.fleetFull.mark(decision.target.name, slot.reason, slot.reason === 'concurrency' ? limits.slot_poll_ms : Math.min(slot.retryAfterMs, 1_000));
+        continue;
+      }
       const attempt = attempts.length + 1;
-      const outcome = await this.attempt(decision, meta, request, remainingMs, attempt);
+      let outcome: AttemptOutcome;
+      try {
+        outcome = await this.attempt(decision, meta, request, remainingMs, attempt);
+      } finally {
+        slot?.slot.release();
+      }
       attempts.push(outcome.record);
       this.notify(decision, meta, request, outcome, attempt);
       if (outcome.ok) return this.result(outcome.result, outcome.record, decision, meta, attempts, started);
@@ -355,8 +387,15 @@ export class Router implements RouterAdmin {
     return state;
   }
 
+  /** A fleet-wide slot on the target for one attempt; undefined when limits are this process's own. */
+  private async acquireSlot(target: TargetConfig, meta: RequestMeta, request: ChatCallRequest): Promise<SlotResult | undefined> {
+    if (this.limiter === undefined || !this.current.config.fleet_limits.enabled) return undefined;
+    const tokens = (meta.estimated_input_tokens ?? 0) + (request.maxTokens ?? meta.max_output_tokens ?? 0);
+    return this.limiter.acquire(target, tokens);
+  }
+
   private buildFilters(): void {
-    const base = [missingApiKeyFilter(this.secrets), contextWindowFilter(this.current.config.context_max_share)];
+    const base = [missingApiKeyFilter(this.secrets), contextWindowFilter(this.current.config.context_max_share), this.fleetFull.filter()];
     const live = (applyShare: boolean) => liveTargetFilter(this.states, this.clock, { overload: this.overloadSettings(), random: this.random, applyShare });
     this.filters = [...base, live(true), ...this.extraFilters];
     this.filtersWithoutShare = [...base, live(false), ...this.extraFilters];

@@ -120,6 +120,23 @@ const GatewaySchema = z
   })
   .prefault({});
 
+/**
+ * Fleet-wide limits (SPEC §4): a target's max_concurrency, rpm and tpm are counted in Redis
+ * for every process together. A slot whose holder stops renewing it lapses after
+ * `slot_ttl_ms`; a call that finds every candidate full fleet-wide waits up to
+ * `slot_wait_ms` (polling every `slot_poll_ms`); a Redis round trip slower than
+ * `redis_timeout_ms` falls back to this process's share of the limit.
+ */
+const FleetLimitsSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true),
+    slot_ttl_ms: z.number().int().min(500).max(600_000).default(5_000),
+    slot_wait_ms: ms(10_000),
+    slot_poll_ms: z.number().int().min(5).max(10_000).default(100),
+    redis_timeout_ms: z.number().int().min(10).max(60_000).default(250),
+  })
+  .prefault({});
+
 /** One value or a non-empty list meaning "any of"; normalised to a list. */
 function oneOrMany<T extends z.ZodType>(item: T, expected: string) {
   return z
@@ -195,6 +212,7 @@ const RouterSectionSchema = z
     probes: ProbesSchema,
     cache: CacheSchema,
     gateway: GatewaySchema,
+    fleet_limits: FleetLimitsSchema,
     targets: z.array(TargetSchema).min(1, 'at least one target is required'),
     routes: z.array(RuleSchema).min(1, 'at least one route is required'),
   })
@@ -242,6 +260,7 @@ const RouterSectionSchema = z
     probes: router.probes,
     cache: router.cache,
     gateway: router.gateway,
+    fleet_limits: router.fleet_limits,
     targets: router.targets.map((target) => {
       const local = target.type === 'local';
       const timeout_ms = target.timeout_ms ?? (local ? router.timeouts.local_ms : router.timeouts.cloud_ms);
@@ -310,6 +329,7 @@ export interface RouterConfig {
   probes: z.output<typeof ProbesSchema>;
   cache: z.output<typeof CacheSchema>;
   gateway: z.output<typeof GatewaySchema>;
+  fleet_limits: z.output<typeof FleetLimitsSchema>;
   targets: TargetConfig[];
   routes: RuleConfig[];
 }

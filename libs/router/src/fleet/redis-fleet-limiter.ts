@@ -1,0 +1,228 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from '@switchyard/observability';
+import type { Clock } from '../clock';
+import { systemClock } from '../clock';
+import type { TargetConfig } from '../config/router-config.schema';
+import { RateWindow, quotaHeadroom } from '../quota/rate-window';
+import { fallbackShare } from './fallback-share';
+import { ACQUIRE_SCRIPT, RENEW_SCRIPT } from './limiter-scripts';
+import type { HeldSlot, LimitReason, SlotResult, TargetLimiter } from './target-limiter';
+
+/** The few Redis commands the limiter needs (an ioredis client or cluster satisfies it). */
+export interface LimiterRedis {
+  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  evalsha(sha: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  zrem(key: string, ...members: string[]): Promise<number>;
+}
+
+/**
+ * Every key of one target carries the hash tag `{limits:<target>}`, so one script touches one
+ * Cluster slot (a prefix that has its own tag, as the tests' do, puts them all in that slot).
+ */
+export const limiterKeys = (prefix: string, target: string) => ({
+  slots: `${prefix}:{limits:${target}}:slots`,
+  rate: `${prefix}:{limits:${target}}:rate`,
+});
+
+export interface FleetLimiterSettings {
+  /** A holder that stops renewing (killed) loses its slot after this long. */
+  slotTtlMs: number;
+  /** How long a Redis round trip may take before the call falls back to the process's share. */
+  redisTimeoutMs: number;
+}
+
+export interface RedisFleetLimiterOptions {
+  redis: LimiterRedis;
+  /** Usually `<QUEUE_PREFIX>:router`. */
+  keyPrefix: string;
+  /** Names this process's slots (`<processId>#<n>`), so the admin view and the logs say who holds them. */
+  processId: string;
+  settings: () => FleetLimiterSettings;
+  /** The processes alive right now (the fleet snapshots know); read while Redis answers, used when it does not. */
+  liveProcesses: () => Promise<number>;
+  logger: Logger;
+  /** Given in tests: the scripts then run on this time instead of Redis's. */
+  clock?: Clock;
+}
+
+interface FallbackState {
+  held: number;
+  rate: RateWindow;
+}
+
+const LIVE_PROCESSES_REFRESH_MS = 5_000;
+
+/**
+ * `max_concurrency`, `rpm` and `tpm` of every target for the whole fleet: one Lua round trip
+ * per acquire, slots renewed while their calls run (one script call per target every third of
+ * the TTL) and freed on release; a killed holder's slot lapses after the TTL. Without Redis,
+ * each process keeps to its share of the limit (limit ÷ processes last seen alive), and says so.
+ */
+export class RedisFleetLimiter implements TargetLimiter {
+  private readonly held = new Map<string, Set<string>>();
+  private readonly fallback = new Map<string, FallbackState>();
+  private readonly shas = new Map<string, string>();
+  private counter = 0;
+  private renewTimer: NodeJS.Timeout | undefined;
+  private knownProcesses = 1;
+  private processesReadAt = Number.NEGATIVE_INFINITY;
+  private degraded = false;
+  private closed = false;
+
+  constructor(private readonly options: RedisFleetLimiterOptions) {}
+
+  async acquire(target: TargetConfig, tokens: number): Promise<SlotResult> {
+    const { slotTtlMs } = this.options.settings();
+    const holder = `${this.options.processId}#${++this.counter}`;
+    const keys = limiterKeys(this.options.keyPrefix, target.name);
+    let reply: unknown;
+    try {
+      reply = await this.run(ACQUIRE_SCRIPT, [keys.slots, keys.rate], [
+        this.nowArg(),
+        holder,
+        slotTtlMs,
+        target.max_concurrency,
+        target.rpm ?? 0,
+        target.tpm ?? 0,
+        Math.max(0, Math.round(tokens)),
+      ]);
+    } catch (error) {
+      return this.acquireFallback(target, tokens, error);
+    }
+    this.recovered();
+    void this.refreshLiveProcesses();
+    const [granted, reason, , retryAfterMs] = reply as [number, string, number, number];
+    if (granted !== 1) return { granted: false, reason: reason as LimitReason, retryAfterMs: Number(retryAfterMs) };
+    this.hold(target.name, holder);
+    let released = false;
+    return {
+      granted: true,
+      slot: {
+        release: () => {
+          if (released) return;
+          released = true;
+          this.held.get(target.name)?.delete(holder);
+          // A release that does not land is made good by the TTL.
+          this.withDeadline(this.options.redis.zrem(keys.slots, holder)).catch(() => undefined);
+        },
+      },
+    };
+  }
+
+  /** The share of each limit this process keeps to while Redis does not answer. */
+  shareOf(target: TargetConfig): { maxConcurrency: number; rpm?: number; tpm?: number } {
+    const n = this.knownProcesses;
+    const rpm = fallbackShare(target.rpm, n);
+    const tpm = fallbackShare(target.tpm, n);
+    return { maxConcurrency: fallbackShare(target.max_concurrency, n)!, ...(rpm === undefined ? {} : { rpm }), ...(tpm === undefined ? {} : { tpm }) };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    this.renewTimer = undefined;
+    const releases = [...this.held].map(([target, holders]) =>
+      holders.size === 0 ? undefined : this.withDeadline(this.options.redis.zrem(limiterKeys(this.options.keyPrefix, target).slots, ...holders)).catch(() => undefined),
+    );
+    this.held.clear();
+    await Promise.all(releases);
+  }
+
+  private acquireFallback(target: TargetConfig, tokens: number, error: unknown): SlotResult {
+    const share = this.shareOf(target);
+    if (!this.degraded) {
+      this.degraded = true;
+      this.options.logger.warn(
+        { err: String(error), live_processes: this.knownProcesses },
+        'fleet limiter: Redis does not answer; each target is held to this process’s share of its limits (limit ÷ live processes) until it does',
+      );
+    }
+    const now = (this.options.clock ?? systemClock).now();
+    const state = this.fallback.get(target.name) ?? { held: 0, rate: new RateWindow() };
+    this.fallback.set(target.name, state);
+    if (state.held >= share.maxConcurrency) return { granted: false, reason: 'concurrency', retryAfterMs: 100 };
+    const short = quotaHeadroom(state.rate, share, now, tokens);
+    if (short !== null) return { granted: false, reason: short, retryAfterMs: 1_000 };
+    state.held += 1;
+    state.rate.add(now, tokens);
+    let released = false;
+    const slot: HeldSlot = {
+      release: () => {
+        if (released) return;
+        released = true;
+        state.held = Math.max(0, state.held - 1);
+      },
+    };
+    return { granted: true, slot };
+  }
+
+  private recovered(): void {
+    if (!this.degraded) return;
+    this.degraded = false;
+    this.options.logger.info('fleet limiter: Redis answers again; limits are fleet-wide again');
+  }
+
+  private hold(target: string, holder: string): void {
+    const holders = this.held.get(target) ?? new Set<string>();
+    holders.add(holder);
+    this.held.set(target, holders);
+    if (this.renewTimer === undefined && !this.closed) {
+      this.renewTimer = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.options.settings().slotTtlMs / 3)));
+      this.renewTimer.unref();
+    }
+  }
+
+  private async renew(): Promise<void> {
+    const { slotTtlMs } = this.options.settings();
+    await Promise.all(
+      [...this.held].map(async ([target, holders]) => {
+        if (holders.size === 0) return;
+        const keys = limiterKeys(this.options.keyPrefix, target);
+        try {
+          await this.run(RENEW_SCRIPT, [keys.slots], [this.nowArg(), slotTtlMs, ...holders]);
+        } catch (error) {
+          this.options.logger.warn({ err: String(error), target }, 'fleet limiter: could not renew held slots; they lapse with their TTL unless a later renewal lands');
+        }
+      }),
+    );
+  }
+
+  private async refreshLiveProcesses(): Promise<void> {
+    const now = Date.now();
+    if (now - this.processesReadAt < LIVE_PROCESSES_REFRESH_MS) return;
+    this.processesReadAt = now;
+    try {
+      this.knownProcesses = Math.max(1, await this.withDeadline(this.options.liveProcesses()));
+    } catch {
+      // The last count stays.
+    }
+  }
+
+  private nowArg(): string {
+    return this.options.clock === undefined ? '' : String(this.options.clock.now());
+  }
+
+  /** EVALSHA, loading the script with EVAL the first time a server does not know it. */
+  private async run(script: string, keys: string[], args: (string | number)[]): Promise<unknown> {
+    let sha = this.shas.get(script);
+    if (sha === undefined) {
+      sha = createHash('sha1').update(script).digest('hex');
+      this.shas.set(script, sha);
+    }
+    try {
+      return await this.withDeadline(this.options.redis.evalsha(sha, keys.length, ...keys, ...args));
+    } catch (error) {
+      if (!String(error).includes('NOSCRIPT')) throw error;
+      return await this.withDeadline(this.options.redis.eval(script, keys.length, ...keys, ...args));
+    }
+  }
+
+  private withDeadline<T>(promise: Promise<T>): Promise<T> {
+    const ms = this.options.settings().redisTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
+    });
+    return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+  }
+}
