@@ -5,6 +5,7 @@ import { describeProxy, secretsFromEnv, upstreamProxyFrom, type AppConfig } from
 import type { Logger } from '@switchyard/observability';
 import { APP_CONFIG, CALL_OBSERVERS, LOGGER, REDIS } from './tokens';
 import {
+  BreakerSync,
   RedisFleetLimiter,
   RedisRetryBudgetStore,
   Router,
@@ -119,6 +120,7 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
   private watcher: RouterConfigWatcher | undefined;
   private readonly sync: RouterOverridesSync;
   private readonly publisher: RouterSnapshotPublisher;
+  private readonly breakers: BreakerSync;
   readonly identity: ProcessIdentity;
 
   constructor(
@@ -138,6 +140,7 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
       processId: this.identity.processId,
       resyncMs: options.overridesResyncMs,
     });
+    this.breakers = new BreakerSync({ router, redis, keyPrefix: `${config.QUEUE_PREFIX}:router`, processId: this.identity.processId, logger: log });
     this.publisher = new RouterSnapshotPublisher({
       ...this.identity,
       router,
@@ -185,6 +188,7 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
       this.watcher.start();
     }
     await this.sync.start();
+    await this.breakers.start();
     this.publisher.start();
     log.info({ process_id: this.identity.processId, role: this.identity.role }, 'router fleet sync started');
   }
@@ -203,6 +207,6 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
   async onApplicationShutdown(): Promise<void> {
     this.prober?.stop();
     this.watcher?.stop();
-    await Promise.allSettled([this.sync.stop(), this.publisher.stop(), this.router.close(), this.probeTransport?.close()]);
+    await Promise.allSettled([this.sync.stop(), this.breakers.stop(), this.publisher.stop(), this.router.close(), this.probeTransport?.close()]);
   }
 }

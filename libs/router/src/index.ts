@@ -45,3 +45,4 @@ export * from './fleet/target-limiter';
 export * from './fleet/fallback-share';
 export * from './fleet/fleet-full-filter';
 export * from './fleet/redis-fleet-limiter';
+export * from './fleet/breaker-sync';

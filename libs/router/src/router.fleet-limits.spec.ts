@@ -98,3 +98,18 @@ describe('Router with a fleet-wide limiter', () => {
     expect(calls).toEqual([]);
   });
 });
+
+describe('Router breakers shared with the fleet', () => {
+  it('tells listeners when its own traffic opens a breaker, and opens one another process reports without calling it', async () => {
+    const fleet = new FakeFleet({});
+    const { router, calls } = setup(fleet);
+    const opened: [string, number][] = [];
+    router.onBreakerOpen((target, left) => opened.push([target, left]));
+    router.applyFleetBreakerOpen('gpu', 20_000);
+    expect(opened).toEqual([]);
+    expect(router.snapshot().find((t) => t.name === 'gpu')?.breaker).toBe('open');
+    const result = await router.chat({ meta: { sensitivity: 'internal' }, messages });
+    expect(result.target).toBe('cloud');
+    expect(calls).toEqual(['cloud']);
+  });
+});

@@ -141,6 +141,7 @@ export class Router implements RouterAdmin {
   /** The same filters with recovery shares off: the second look when nothing else is left. */
   private filtersWithoutShare: readonly CandidateFilter[] = [];
   private forced: string | undefined;
+  private readonly breakerListeners = new Set<(target: string, cooldownLeftMs: number) => void>();
   private readonly score = (target: TargetConfig, policy: RoutingPolicy): number => {
     const state = this.states.get(target.name);
     return scoreTarget(target, policy, {
@@ -162,7 +163,7 @@ export class Router implements RouterAdmin {
     this.budgetStore = options.retryBudget ?? new InMemoryRetryBudgetStore(this.clock);
     this.limiter = options.limiter;
     this.fleetFull = new FleetFullMarks(this.clock);
-    this.states = new TargetStateRegistry(options.config.config);
+    this.states = new TargetStateRegistry(options.config.config, (target) => this.breakerOpened(target));
     this.buildFilters();
   }
 
@@ -343,6 +344,24 @@ export class Router implements RouterAdmin {
     state.observe(this.clock.now(), { ok: false, failure: result.failure ?? 'network', latencyMs: result.latencyMs });
   }
 
+  /** Tells `listener` whenever this process's traffic opens a target's breaker (for the fleet). Returns the unsubscribe. */
+  onBreakerOpen(listener: (target: string, cooldownLeftMs: number) => void): () => void {
+    this.breakerListeners.add(listener);
+    return () => this.breakerListeners.delete(listener);
+  }
+
+  /**
+   * A breaker opened in another process: it is open here too for the rest of its cooldown,
+   * so no call here pays the failures again. Unknown targets are ignored.
+   */
+  applyFleetBreakerOpen(target: string, cooldownLeftMs: number): void {
+    const state = this.states.get(target);
+    if (state === undefined || cooldownLeftMs <= 0) return;
+    if (state.applyFleetBreakerOpen(this.clock.now(), cooldownLeftMs)) {
+      this.logger.warn({ target, cooldown_left_ms: cooldownLeftMs }, 'breaker opened by another process of the fleet; open here too');
+    }
+  }
+
   // ---- RouterAdmin ----
 
   snapshot(): TargetSnapshot[] {
@@ -380,6 +399,17 @@ export class Router implements RouterAdmin {
   }
 
   // ---- internals ----
+
+  private breakerOpened(target: string): void {
+    const cooldownLeftMs = this.states.get(target)?.breaker.cooldownLeft(this.clock.now()) ?? 0;
+    for (const listener of this.breakerListeners) {
+      try {
+        listener(target, cooldownLeftMs);
+      } catch (error) {
+        this.logger.error({ err: error, target }, 'breaker listener failed');
+      }
+    }
+  }
 
   private stateOf(name: string) {
     const state = this.states.get(name);

@@ -1,0 +1,97 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from '@switchyard/observability';
+import type { Router } from '../router';
+
+export const breakerOpenKey = (keyPrefix: string, target: string): string => `${keyPrefix}:breaker-open:${target}`;
+export const breakerChannel = (keyPrefix: string): string => `${keyPrefix}:breaker-open`;
+
+export interface BreakerOpenMessage {
+  target: string;
+  /** The rest of the cooldown as the opener measured it. */
+  cooldownLeftMs: number;
+  from: string;
+}
+
+export interface BreakerSyncOptions {
+  router: Pick<Router, 'onBreakerOpen' | 'applyFleetBreakerOpen' | 'config'>;
+  redis: Redis;
+  /** Usually `<QUEUE_PREFIX>:router`. */
+  keyPrefix: string;
+  processId: string;
+  logger: Logger;
+}
+
+/**
+ * Shared breakers: a breaker that opens in one process is published (a key that lives as long
+ * as its cooldown, and a message on a channel) and opened in every other process at once; a
+ * process that (re)connects reads the keys, so it misses none. Every process still half-opens
+ * on its own after the cooldown.
+ */
+export class BreakerSync {
+  private subscriber: Redis | undefined;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(private readonly options: BreakerSyncOptions) {}
+
+  async start(): Promise<void> {
+    const { redis, router, logger, keyPrefix, processId } = this.options;
+    this.unsubscribe = router.onBreakerOpen((target, cooldownLeftMs) => void this.publish(target, cooldownLeftMs));
+    const subscriber = redis.duplicate({ connectionName: `${redis.options.connectionName ?? 'switchyard'}-router-breakers` });
+    this.subscriber = subscriber;
+    subscriber.on('error', (error: Error) => logger.warn({ err: error.message }, 'router breaker subscriber: redis error'));
+    subscriber.on('message', (_channel: string, raw: string) => {
+      try {
+        const message = JSON.parse(raw) as BreakerOpenMessage;
+        if (message.from !== processId) router.applyFleetBreakerOpen(message.target, message.cooldownLeftMs);
+      } catch {
+        logger.warn('router breaker subscriber: a malformed message was ignored');
+      }
+    });
+    let first = true;
+    subscriber.on('ready', () => {
+      if (first) return;
+      void subscriber
+        .subscribe(breakerChannel(keyPrefix))
+        .then(() => this.readOpenBreakers())
+        .catch((error: unknown) => logger.warn({ err: String(error) }, 'router breaker resubscribe failed'));
+    });
+    await subscriber.subscribe(breakerChannel(keyPrefix));
+    first = false;
+    await this.readOpenBreakers();
+  }
+
+  async stop(): Promise<void> {
+    this.unsubscribe?.();
+    const subscriber = this.subscriber;
+    this.subscriber = undefined;
+    if (subscriber === undefined) return;
+    try {
+      await subscriber.quit();
+    } catch {
+      subscriber.disconnect();
+    }
+  }
+
+  /** The breakers open somewhere in the fleet now, applied here. */
+  async readOpenBreakers(): Promise<void> {
+    const { redis, router, keyPrefix } = this.options;
+    const targets = router.config.targets.map((target) => target.name);
+    const left = await Promise.all(targets.map((target) => redis.pttl(breakerOpenKey(keyPrefix, target))));
+    targets.forEach((target, index) => {
+      const ms = left[index] ?? -2;
+      if (ms > 0) router.applyFleetBreakerOpen(target, ms);
+    });
+  }
+
+  private async publish(target: string, cooldownLeftMs: number): Promise<void> {
+    const { redis, keyPrefix, processId, logger } = this.options;
+    if (cooldownLeftMs <= 0) return;
+    const message: BreakerOpenMessage = { target, cooldownLeftMs, from: processId };
+    try {
+      await redis.set(breakerOpenKey(keyPrefix, target), processId, 'PX', Math.ceil(cooldownLeftMs));
+      await redis.publish(breakerChannel(keyPrefix), JSON.stringify(message));
+    } catch (error) {
+      logger.warn({ err: String(error), target }, 'could not tell the fleet that a breaker opened; other processes find out by their own failures');
+    }
+  }
+}
