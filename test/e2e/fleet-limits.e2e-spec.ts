@@ -67,14 +67,14 @@ describe('fleet-wide limits (real supervisor, three workers, llm-sim)', () => {
     }
 
     // Worker 2 holds a slot mid-run: kill it there.
-    await waitFor('worker w2 to hold a slot on the slow target', async () => ((await redis!.zrange(slotsKey, 0, -1)).some((h) => h.startsWith('worker:w2#')) ? true : undefined), 60_000, 20);
+    await waitFor('worker w2 to hold a slot on the slow target', async () => ((await redis!.zrange(slotsKey, '0', '-1')).some((h) => h.startsWith('worker:w2#')) ? true : undefined), 60_000, 20);
     stack.workers[1]!.kill('SIGKILL');
-    await waitFor('the killed worker’s slots to lapse', async () => ((await redis!.zrange(slotsKey, 0, -1)).some((h) => h.startsWith('worker:w2#')) ? undefined : true), 10_000, 50);
+    await waitFor('the killed worker’s slots to lapse', async () => ((await redis!.zrange(slotsKey, '0', '-1')).some((h) => h.startsWith('worker:w2#')) ? undefined : true), 10_000, 50);
     // With w2's slots gone, the two live workers fill all three again.
     await waitFor(
       'the live workers to use all three slots',
       async () => {
-        const holders = await redis!.zrange(slotsKey, 0, -1);
+        const holders = await redis!.zrange(slotsKey, '0', '-1');
         return holders.length === 3 && holders.every((h) => !h.startsWith('worker:w2#')) ? true : undefined;
       },
       20_000,

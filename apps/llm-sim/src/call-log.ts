@@ -15,6 +15,8 @@ export interface CallRecord {
   last_user_message_preview: string;
   /** The caller closed the connection before the answer was complete (it gave up, or cancelled a stream). */
   client_gone: boolean;
+  /** The request's parameters besides model, messages and stream (stop, seed, tools, response_format, …). */
+  params?: Record<string, unknown>;
   /** Chat requests open on this target when this one arrived, itself included: the upstream's own concurrency. */
   concurrent: number;
 }

@@ -14,6 +14,7 @@ import {
   type OpenAIErrorBody,
   routeNotFound,
 } from './openai-errors';
+import { planReply, type ReplyPlan } from './reply-plan';
 import { garbageContent, lastUserMessage, summaryContent, totalMessageChars } from './reply-synthesis';
 import { delayUnlessGone } from './response-delay';
 import type { TargetConfig } from './sim-config';
@@ -61,6 +62,12 @@ const OUTCOME_BY_DECISION: Record<FaultDecision['kind'], { status: CallStatus; o
 /** A slow stream also trickles, as an overloaded server does, without multiplying the delay. */
 export function slowChunkGapMs(delayMs: number): number {
   return Math.min(Math.round(delayMs / 10), MAX_SLOW_CHUNK_GAP_MS);
+}
+
+/** The fields besides the conversation that reach this upstream (stop, seed, tools, …), as sent, for the call log. */
+const NOT_RECORDED = new Set(['messages', 'model', 'stream']);
+function passedParams(body: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(body).filter(([key]) => !NOT_RECORDED.has(key)));
 }
 
 /** Best-effort fields of a body that failed validation, so the call log still says what came in. */
@@ -231,6 +238,7 @@ export class TargetServer {
     const userText = lastUserMessage(body.messages);
     const fields: CallFields = {
       ...base,
+      params: passedParams(json as Record<string, unknown>),
       model: body.model,
       stream: body.stream === true,
       message_chars: totalMessageChars(body.messages),
@@ -298,12 +306,15 @@ export class TargetServer {
   ): Promise<void> {
     if (!(await delayUnlessGone(this.config.latencyMs + extraDelayMs, res))) return;
     const identity = { id: `chatcmpl-llmsim-${seq}`, created: Math.floor(Date.now() / 1000), model: this.config.model };
-    const usage = usageFor(estimateTokens(promptChars), estimateTokens(content.length));
+    const plan = planReply(body, content, seq);
+    const plans: ReplyPlan[] = Array.from({ length: body.n ?? 1 }, () => plan);
+    const outputChars = plans.reduce((sum, p) => sum + p.content.length + (p.toolCalls?.reduce((n, c) => n + c.function.arguments.length + c.function.name.length, 0) ?? 0), 0);
+    const usage = usageFor(estimateTokens(promptChars), estimateTokens(outputChars));
     if (body.stream !== true) {
-      sendJson(res, 200, completionObject(identity, content, usage));
+      sendJson(res, 200, completionObject(identity, plans, usage));
       return;
     }
-    const chunks = streamChunks(identity, content, body.stream_options?.include_usage === true ? usage : null);
+    const chunks = streamChunks(identity, plans, body.stream_options?.include_usage === true ? usage : null);
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     if (chunkGapMs <= 0) {
       res.end(chunks.map(sseFrame).join('') + SSE_DONE);

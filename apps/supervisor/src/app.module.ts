@@ -11,7 +11,7 @@ import { AdminTokenGuard } from './auth/admin-token.guard';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { ApiKeyRegistry } from './auth/api-keys';
 import { CostsModule } from './costs/costs.module';
-import { GatewayController } from './gateway/gateway.controller';
+import { GatewayController, ModelsController } from './gateway/gateway.controller';
 import { GatewayService } from './gateway/gateway.service';
 import { HealthController } from './health/health.controller';
 import { HttpExceptionFilter } from './http/http-exception.filter';
@@ -45,7 +45,7 @@ export class SupervisorModule {
         }),
         SweeperModule,
       ],
-      controllers: [JobsController, HealthController, AdminTasksController, GatewayController, AdminTargetsController],
+      controllers: [JobsController, HealthController, AdminTasksController, GatewayController, ModelsController, AdminTargetsController],
       providers: [
         JobsService,
         routerProvider,

@@ -1,3 +1,4 @@
+import { RequestMetaSchema } from '@switchyard/contracts';
 import { createLogger } from '@switchyard/observability';
 import { InMemoryRetryBudgetStore } from './budget/retry-budget';
 import { FakeClock } from './clock';
@@ -75,7 +76,7 @@ const messages = [{ role: 'user' as const, content: 'hi' }];
 describe('Router with a fleet-wide limiter', () => {
   it('a target full fleet-wide is skipped for the next candidate, as a full one here would be', async () => {
     const { router, calls } = setup(new FakeFleet({ gpu: 2 }));
-    const result = await router.chat({ meta: { sensitivity: 'internal' }, messages });
+    const result = await router.chat({ meta: RequestMetaSchema.parse({ sensitivity: 'internal' }), messages });
     expect(result.target).toBe('cloud');
     expect(calls).toEqual(['cloud']);
   });
@@ -83,7 +84,7 @@ describe('Router with a fleet-wide limiter', () => {
   it('a sensitive call finding its only local target full fleet-wide waits for a slot instead of overloading it', async () => {
     const fleet = new FakeFleet({ gpu: 2 });
     const { router, calls } = setup(fleet);
-    const result = await router.chat({ meta: { sensitivity: 'sensitive' }, messages });
+    const result = await router.chat({ meta: RequestMetaSchema.parse({ sensitivity: 'sensitive' }), messages });
     expect(result.target).toBe('gpu');
     expect(calls).toEqual(['gpu']);
     expect(fleet.held.get('gpu')).toBe(0);
@@ -92,7 +93,7 @@ describe('Router with a fleet-wide limiter', () => {
   it('gives up after slot_wait_ms with the fleet reason in the explanation', async () => {
     const fleet = new FakeFleet({ gpu: 2 });
     const { router, calls } = setup(fleet, 150);
-    const error = await router.chat({ meta: { sensitivity: 'sensitive' }, messages, slotWaitMs: 50 }).catch((e: unknown) => e);
+    const error = await router.chat({ meta: RequestMetaSchema.parse({ sensitivity: 'sensitive' }), messages, slotWaitMs: 50 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NoEligibleTargetError);
     expect((error as NoEligibleTargetError).explanation.candidates.map((c) => c.reason)).toContain('fleet_concurrency_full');
     expect(calls).toEqual([]);
@@ -108,8 +109,56 @@ describe('Router breakers shared with the fleet', () => {
     router.applyFleetBreakerOpen('gpu', 20_000);
     expect(opened).toEqual([]);
     expect(router.snapshot().find((t) => t.name === 'gpu')?.breaker).toBe('open');
-    const result = await router.chat({ meta: { sensitivity: 'internal' }, messages });
+    const result = await router.chat({ meta: RequestMetaSchema.parse({ sensitivity: 'internal' }), messages });
     expect(result.target).toBe('cloud');
     expect(calls).toEqual(['cloud']);
+  });
+});
+
+describe('Router structured output', () => {
+  it('a json_schema reply the schema refuses is bad output of that target: the call moves on to the next one', async () => {
+    const clock = new FakeClock();
+    const calls: string[] = [];
+    const config = parseRouterConfig(
+      `
+router:
+  targets:
+    - {name: gpu, type: local, endpoint: "http://127.0.0.1:1/v1", model: a, max_concurrency: 2, context_window: 1000, cost_per_1k_tokens: {input: 0, output: 0}}
+    - {name: cloud, type: cloud, endpoint: "http://127.0.0.1:3/v1", model: c, max_concurrency: 50, context_window: 128000, cost_per_1k_tokens: {input: 0.002, output: 0.008}}
+  routes:
+    - {name: main, when: {all_else: true}, targets: [gpu, cloud], priority: 1}
+`,
+      'structured.spec',
+    );
+    const replies: Record<string, string> = { gpu: '{"answer": 42}', cloud: '{"answer": "forty-two"}' };
+    const deltas: string[] = [];
+    const router = new Router({
+      config,
+      secrets: () => undefined,
+      logger: createLogger('structured-spec', 'silent'),
+      clock,
+      sleep: () => Promise.resolve(),
+      retryBudget: new InMemoryRetryBudgetStore(clock),
+      providerFactory: (target) =>
+        ({
+          target,
+          complete: (call: ProviderCall) => {
+            calls.push(target.name);
+            call.onChoiceDelta?.({ index: 0, delta: { content: replies[target.name]! } });
+            return Promise.resolve({ content: replies[target.name]!, model: target.model, finishReason: 'stop' });
+          },
+        }) as ChatProvider,
+    });
+    const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
+    const result = await router.chat({
+      meta: RequestMetaSchema.parse({}),
+      messages,
+      responseFormat: { type: 'json_schema', json_schema: { name: 'a', schema } },
+      onChoiceDelta: (delta) => deltas.push(delta.delta.content ?? ''),
+    });
+    expect(calls).toEqual(['gpu', 'cloud']);
+    expect(result).toMatchObject({ target: 'cloud', content: '{"answer": "forty-two"}', finishReason: 'stop' });
+    // The refused answer never reached the caller's stream.
+    expect(deltas).toEqual(['{"answer": "forty-two"}']);
   });
 });

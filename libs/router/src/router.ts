@@ -19,7 +19,8 @@ import type { SlotResult, TargetLimiter } from './fleet/target-limiter';
 import type { FailureClass } from './health/health-settings';
 import type { AttemptEvent, AttemptRecorder, CallObserver } from './observe/call-observer';
 import { missingApiKeyFilter, resolveApiKey, type SecretResolver } from './providers/api-key';
-import type { ChatMessage, ProviderResult } from './providers/chat-provider';
+import type { ChatMessage, ChoiceDelta, ProviderChoice, ProviderResult, ResponseFormat, ToolCall } from './providers/chat-provider';
+import { matchesJsonSchema } from './calls/structured-output';
 import { openAiProviders, ProviderRegistry, type ProviderFactory } from './providers/provider-registry';
 import type { UpstreamFetchOptions } from './providers/upstream-fetch';
 import { contextWindowFilter, sensitiveRequiresLocal, type CandidateFilter } from './routing/candidate-filter';
@@ -62,6 +63,16 @@ export interface ChatCallRequest {
   temperature?: number;
   /** Asks for `response_format: {type: 'json_object'}`; a reply that is not a JSON object counts as bad output. */
   jsonMode?: boolean;
+  /**
+   * OpenAI's `response_format`. A `json_schema` reply that is not JSON the schema accepts is
+   * bad output of that target and the call moves on to the next one (its content is held
+   * back from `onDelta` until it passed).
+   */
+  responseFormat?: ResponseFormat;
+  /** OpenAI parameters passed upstream as they are (tools, tool_choice, stop, seed, top_p, n, user, …). */
+  upstreamParams?: Readonly<Record<string, unknown>>;
+  /** Every streamed piece of every choice (content and tool-call fragments); the same no-failover rule as `onDelta`. */
+  onChoiceDelta?: (delta: ChoiceDelta, target: string) => void;
   excludeTargets?: ReadonlySet<string> | readonly string[];
   /** Forwarded upstream, e.g. x-switchyard-task, x-switchyard-step, x-switchyard-idempotency-key. */
   headers?: Readonly<Record<string, string>>;
@@ -91,6 +102,11 @@ export interface CallContext {
 
 export interface ChatCallResult {
   content: string;
+  /** The upstream's `finish_reason` of choice 0 (`stop` when it reported none). */
+  finishReason: string;
+  toolCalls?: ToolCall[];
+  /** Every choice (one unless `n` asked for more). */
+  choices: ProviderChoice[];
   target: string;
   model: string;
   rule: string;
@@ -237,6 +253,7 @@ export class Router implements RouterAdmin {
     let budgetSpent = false;
     let rateLimitedRetries = 0;
     let slotWaitEnd: number | undefined;
+    let lastBadOutput: { outcome: Extract<AttemptOutcome, { ok: true }>; decision: RoutingDecision } | undefined;
 
     while (attempts.length < maxAttempts) {
       if (request.signal?.aborted) throw new CallAbortedError(attempts, { cause: request.signal.reason });
@@ -285,6 +302,13 @@ export class Router implements RouterAdmin {
       }
       attempts.push(outcome.record);
       this.notify(decision, meta, request, outcome, attempt);
+      if (outcome.ok && outcome.badOutput && request.responseFormat?.type === 'json_schema' && !trial) {
+        // Structured output that fails its schema is this target's failure: the next target may do better.
+        lastBadOutput = { outcome, decision };
+        await budget.spend();
+        excluded.add(decision.target.name);
+        continue;
+      }
       if (outcome.ok) return this.result(outcome.result, outcome.record, decision, meta, attempts, started);
       if ('aborted' in outcome) throw new CallAbortedError(attempts, { cause: outcome.aborted });
       lastError = outcome.error;
@@ -311,6 +335,10 @@ export class Router implements RouterAdmin {
       }
     }
 
+    // Every target answered, none as the schema asks: the caller gets the last answer and judges it.
+    if (lastBadOutput !== undefined && lastError === undefined) {
+      return this.result(lastBadOutput.outcome.result, lastBadOutput.outcome.record, lastBadOutput.decision, meta, attempts, started);
+    }
     const errorClass = lastError?.errorClass ?? 'timeout';
     if (budgetSpent) throw new RetryBudgetSpentError(attempts, errorClass, budget.limit, jobId, { cause: lastError, trial });
     throw new RouterCallError(attempts, errorClass, { cause: lastError, reason: stopReason });
@@ -496,7 +524,11 @@ export class Router implements RouterAdmin {
       });
     }
     state.begin(this.clock.now(), (meta.estimated_input_tokens ?? 0) + (maxTokens ?? 0));
-    const onDelta = request.onDelta;
+    // A json_schema answer is held back until it passed its schema, so a failed one can still fail over.
+    const holdBack = request.responseFormat?.type === 'json_schema';
+    const held: ChoiceDelta[] = [];
+    const onDelta = holdBack ? undefined : request.onDelta;
+    const onChoiceDelta = request.onChoiceDelta;
     let streamed = false;
     const attemptStart = performance.now();
     try {
@@ -505,6 +537,8 @@ export class Router implements RouterAdmin {
         maxTokens,
         temperature: request.temperature,
         jsonMode: request.jsonMode,
+        ...(request.responseFormat === undefined ? {} : { responseFormat: request.responseFormat }),
+        ...(request.upstreamParams === undefined ? {} : { upstreamParams: request.upstreamParams }),
         headers: request.headers,
         signal: deadline.signal,
         timeoutMs: totalMs,
@@ -518,9 +552,27 @@ export class Router implements RouterAdmin {
                 onDelta(text, target.name);
               },
             }),
+        ...(onChoiceDelta === undefined && !holdBack
+          ? {}
+          : {
+              onChoiceDelta: (delta: ChoiceDelta) => {
+                if (holdBack) {
+                  held.push(delta);
+                  return;
+                }
+                streamed = true;
+                onChoiceDelta?.(delta, target.name);
+              },
+            }),
       });
       const latencyMs = elapsed(attemptStart);
-      const badOutput = request.jsonMode === true && !looksLikeJsonObject(result.content);
+      const badOutput = this.isBadOutput(request, result);
+      if (holdBack && !badOutput) {
+        for (const delta of held) {
+          onChoiceDelta?.(delta, target.name);
+          if (delta.index === 0 && delta.delta.content) request.onDelta?.(delta.delta.content, target.name);
+        }
+      }
       const outputTokens = result.usage?.outputTokens ?? countTextTokens(result.content);
       state.end(this.clock.now(), {
         ok: !badOutput,
@@ -607,6 +659,15 @@ export class Router implements RouterAdmin {
     }
   }
 
+  /** A reply that is not what the response format asked for (tool calls are judged by the caller). */
+  private isBadOutput(request: ChatCallRequest, result: ProviderResult): boolean {
+    if (result.toolCalls !== undefined && result.toolCalls.length > 0) return false;
+    const format = request.responseFormat;
+    if (format?.type === 'json_schema') return !matchesJsonSchema(result.content, format.json_schema.schema);
+    if (request.jsonMode === true || format?.type === 'json_object') return !looksLikeJsonObject(result.content);
+    return false;
+  }
+
   private usageOf(result: ProviderResult, meta: RequestMeta): TokenUsage & { estimated: boolean } {
     return result.usage
       ? { ...result.usage, estimated: false }
@@ -622,8 +683,12 @@ export class Router implements RouterAdmin {
     started: number,
   ): ChatCallResult {
     const usage = this.usageOf(result, meta);
+    const finishReason = result.finishReason ?? 'stop';
     return {
       content: result.content,
+      finishReason,
+      ...(result.toolCalls === undefined ? {} : { toolCalls: result.toolCalls }),
+      choices: result.choices ?? [{ index: 0, content: result.content, ...(result.toolCalls === undefined ? {} : { toolCalls: result.toolCalls }), finishReason }],
       target: decision.target.name,
       model: record.model,
       rule: decision.rule,

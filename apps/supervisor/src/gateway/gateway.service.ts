@@ -12,6 +12,7 @@ import {
   Router,
   estimateTokens,
   type ChatCallResult,
+  type ChoiceDelta,
 } from '@switchyard/router';
 import { ApiError } from '../http/api-error';
 import { REQUEST_REDIS } from '../queues/request-redis.module';
@@ -29,8 +30,8 @@ export interface GatewayCall {
   tenant: string;
   request: ParsedChatRequest;
   idempotencyKey: string | undefined;
-  /** Streams content as it arrives; called with the target before the first piece. */
-  onDelta?: (text: string, target: string) => void;
+  /** Streams each choice's pieces (content, tool-call fragments) as they arrive, with the target. */
+  onChoiceDelta?: (delta: ChoiceDelta, target: string) => void;
   /** Aborted when the client goes away: the upstream call is cancelled. */
   signal?: AbortSignal;
 }
@@ -79,7 +80,14 @@ export class GatewayService {
     const { tenant, request, idempotencyKey } = call;
     if (idempotencyKey === undefined) return this.answer(call, undefined);
     // What ties an Idempotency-Key to its body.
-    const fingerprint = GatewayResponseStore.fingerprint([request.body.messages, request.body.temperature ?? null, request.maxTokens ?? null, request.meta, request.body.response_format ?? null]);
+    const fingerprint = GatewayResponseStore.fingerprint([
+      request.messages,
+      request.body.temperature ?? null,
+      request.maxTokens ?? null,
+      request.meta,
+      request.responseFormat ?? null,
+      request.upstreamParams,
+    ]);
     const leaseMs = this.claimLeaseMs(request);
     const claim = await this.idempotencyRecord(() => this.store.claim(tenant, idempotencyKey, fingerprint, leaseMs));
     if (claim.kind === 'answered') return { ...claim.answer, source: 'idempotent' };
@@ -115,7 +123,17 @@ export class GatewayService {
     const { tenant, request } = call;
     const ttlS = this.cacheTtl(request);
     const cacheKey =
-      ttlS === undefined ? undefined : GatewayResponseStore.fingerprint([request.body.messages, request.body.temperature, request.maxTokens ?? null, request.meta.business_type ?? null]);
+      ttlS === undefined
+        ? undefined
+        : GatewayResponseStore.fingerprint([
+            request.messages,
+            request.body.temperature,
+            request.maxTokens ?? null,
+            request.meta.business_type ?? null,
+            // Tools, stop, seed and the format change the answer as much as the prompt does.
+            request.responseFormat ?? null,
+            request.upstreamParams,
+          ]);
     if (cacheKey !== undefined) {
       const hit = await this.optional('read the response cache', () => this.store.cached(tenant, cacheKey));
       if (hit !== undefined) {
@@ -124,7 +142,15 @@ export class GatewayService {
       }
     }
     const result = await this.route(call);
-    const answer: StoredAnswer = { content: result.content, model: result.model, target: result.target, usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens } };
+    const plainText = result.choices.length === 1 && result.toolCalls === undefined;
+    const answer: StoredAnswer = {
+      content: result.content,
+      model: result.model,
+      target: result.target,
+      usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens },
+      finishReason: result.finishReason,
+      ...(plainText ? {} : { choices: result.choices }),
+    };
     if (cacheKey !== undefined && ttlS !== undefined) await this.optional('write the response cache', () => this.store.cache(tenant, cacheKey, answer, ttlS));
     await this.remember(tenant, idempotency, answer);
     return { ...answer, source: 'upstream' };
@@ -178,7 +204,7 @@ export class GatewayService {
   private async route(call: GatewayCall): Promise<ChatCallResult> {
     const { request, signal } = call;
     // Estimated once, not again on every try from the queue.
-    const meta = request.meta.estimated_input_tokens === undefined ? { ...request.meta, estimated_input_tokens: estimateTokens(request.body.messages) } : request.meta;
+    const meta = request.meta.estimated_input_tokens === undefined ? { ...request.meta, estimated_input_tokens: estimateTokens(request.messages) } : request.meta;
     let ticket: QueueTicket | undefined;
     try {
       if (this.queue.inLine > 0) {
@@ -189,12 +215,13 @@ export class GatewayService {
         try {
           const result = await this.router.chat({
             meta,
-            messages: request.body.messages,
+            messages: request.messages,
             ...(request.maxTokens === undefined ? {} : { maxTokens: request.maxTokens }),
             ...(request.body.temperature === undefined ? {} : { temperature: request.body.temperature }),
-            jsonMode: request.body.response_format?.type === 'json_object',
+            ...(request.responseFormat === undefined ? {} : { responseFormat: request.responseFormat }),
+            upstreamParams: request.upstreamParams,
             context: { tenantId: call.tenant },
-            ...(call.onDelta ? { onDelta: call.onDelta } : {}),
+            ...(call.onChoiceDelta ? { onChoiceDelta: call.onChoiceDelta } : {}),
             ...(signal ? { signal } : {}),
           });
           this.queue.slotFreed();

@@ -31,13 +31,18 @@ export class HttpExceptionFilter implements ExceptionFilter {
     if (isDatabaseUnavailable(exception)) {
       this.logger.warn({ err: describeError(exception) }, 'request failed: the database is unavailable');
       const body: ApiErrorBody = { error: { code: 'database_unavailable', message: 'the database is unavailable; retry later' } };
-      void reply.status(503).header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS)).header('content-type', 'application/json; charset=utf-8').send(body);
+      void reply.status(503).header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS)).header('content-type', 'application/json; charset=utf-8').send(this.present(503, body));
       return;
     }
     const { status, body } = this.toResponse(exception);
     this.log(exception, status, body, reply);
     if (reply.raw.destroyed || reply.raw.headersSent) return;
-    void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
+    void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(this.present(status, body));
+  }
+
+  /** The body as sent; a route family with another error dialect (the OpenAI gateway) overrides it. */
+  protected present(_status: number, body: ApiErrorBody): unknown {
+    return body;
   }
 
   /**

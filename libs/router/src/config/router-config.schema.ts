@@ -117,8 +117,31 @@ const GatewaySchema = z
   .strictObject({
     queue_capacity: z.number().int().min(0).max(100_000).default(500),
     queue_timeout_ms: ms(10_000),
+    /** The most choices (`n`) one gateway request may ask for; more is a 400 naming `n`. */
+    max_n: z.number().int().min(1).max(16).default(4),
   })
   .prefault({});
+
+/**
+ * A model alias (SPEC §4): the request meta a client gets by naming it in `model`, for clients
+ * that can set `model` but no `metadata`. The body's `metadata` wins field by field.
+ */
+const ModelAliasSchema = z.strictObject({
+  task_type: TaskTypeSchema.optional(),
+  complexity: ComplexitySchema.optional(),
+  sensitivity: SensitivitySchema.optional(),
+  priority: PrioritySchema.optional(),
+  tags: z.array(z.string().min(1).max(64)).max(32).optional(),
+  business_type: z.string().min(1).max(64).optional(),
+  model_preference: z.string().min(1).max(64).optional(),
+  timeout_ms: z.number().int().min(100).max(600_000).optional(),
+  max_output_tokens: z.number().int().min(1).optional(),
+});
+
+export type ModelAlias = z.output<typeof ModelAliasSchema>;
+
+/** `auto` is the router's own choice; it cannot be redefined. */
+export const AUTO_MODEL = 'auto';
 
 /**
  * Fleet-wide limits (SPEC §4): a target's max_concurrency, rpm and tpm are counted in Redis
@@ -213,6 +236,10 @@ const RouterSectionSchema = z
     cache: CacheSchema,
     gateway: GatewaySchema,
     fleet_limits: FleetLimitsSchema,
+    models: z
+      .record(nameSchema, ModelAliasSchema)
+      .default({})
+      .refine((models) => !(AUTO_MODEL in models), { message: '"auto" is the router\'s own choice and cannot be an alias' }),
     targets: z.array(TargetSchema).min(1, 'at least one target is required'),
     routes: z.array(RuleSchema).min(1, 'at least one route is required'),
   })
@@ -261,6 +288,7 @@ const RouterSectionSchema = z
     cache: router.cache,
     gateway: router.gateway,
     fleet_limits: router.fleet_limits,
+    models: router.models,
     targets: router.targets.map((target) => {
       const local = target.type === 'local';
       const timeout_ms = target.timeout_ms ?? (local ? router.timeouts.local_ms : router.timeouts.cloud_ms);
@@ -330,6 +358,8 @@ export interface RouterConfig {
   cache: z.output<typeof CacheSchema>;
   gateway: z.output<typeof GatewaySchema>;
   fleet_limits: z.output<typeof FleetLimitsSchema>;
+  /** Model aliases: name → request meta. */
+  models: Record<string, ModelAlias>;
   targets: TargetConfig[];
   routes: RuleConfig[];
 }

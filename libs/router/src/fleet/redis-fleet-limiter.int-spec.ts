@@ -73,7 +73,7 @@ describe('RedisFleetLimiter (real Redis, fake clock)', () => {
     const slots = limiterKeys(prefix, 'gpu-1').slots;
     await until(async () => (await redis.zcard(slots)) === 2);
     expect((await b.acquire(gpu, 10)).granted).toBe(true);
-    expect((await redis.zrange(slots, 0, -1)).sort()).toEqual(['worker:a#1', 'worker:a#2', 'worker:b#3']);
+    expect((await redis.zrange(slots, '0', '-1')).sort()).toEqual(['worker:a#1', 'worker:a#2', 'worker:b#3']);
   });
 
   it('a holder that stops renewing (killed) loses its slot after the TTL', async () => {
