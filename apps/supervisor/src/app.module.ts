@@ -4,7 +4,10 @@ import { BullModule } from '@nestjs/bullmq';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
-import { CoreModule, LedgerModule, REDIS, RouterRuntime, routerProvider } from '@switchyard/platform';
+import { CoreModule, DATABASE, LedgerModule, REDIS, RouterRuntime, routerProvider } from '@switchyard/platform';
+import { AdmissionRepository, TenantBudgetRepository, WebhookOutboxRepository, type DatabaseHandle } from '@switchyard/state';
+import { AdmissionService } from './admission/admission.service';
+import { JOB_STARTER, QueueJobStarter } from './admission/job-starter';
 import { AdminTargetsController } from './admin/targets.controller';
 import { AdminTasksController } from './admin/tasks.controller';
 import { AdminTokenGuard } from './auth/admin-token.guard';
@@ -16,11 +19,14 @@ import { GatewayService } from './gateway/gateway.service';
 import { HealthController } from './health/health.controller';
 import { HttpExceptionFilter } from './http/http-exception.filter';
 import { JobsController } from './jobs/jobs.controller';
+import { JobEventsService } from './jobs/job-events.service';
 import { JobsService } from './jobs/jobs.service';
 import { MetricsModule } from './metrics/metrics.module';
 import { TASK_FLOW_PRODUCER } from './queues/queue.constants';
+import { JobNotifications } from './notifications/job-notifications';
 import { REQUEST_REDIS, RequestRedisModule } from './queues/request-redis.module';
 import { SweeperModule } from './sweeper/sweeper.module';
+import { WebhookDeliveryService } from './webhooks/webhook-delivery.service';
 
 @Module({})
 export class SupervisorModule {
@@ -48,6 +54,14 @@ export class SupervisorModule {
       controllers: [JobsController, HealthController, AdminTasksController, GatewayController, ModelsController, AdminTargetsController],
       providers: [
         JobsService,
+        JobEventsService,
+        JobNotifications,
+        { provide: AdmissionRepository, inject: [DATABASE], useFactory: (db: DatabaseHandle) => new AdmissionRepository(db.db) },
+        { provide: WebhookOutboxRepository, inject: [DATABASE], useFactory: (db: DatabaseHandle) => new WebhookOutboxRepository(db.db) },
+        { provide: TenantBudgetRepository, inject: [DATABASE], useFactory: (db: DatabaseHandle) => new TenantBudgetRepository(db.db) },
+        { provide: JOB_STARTER, useClass: QueueJobStarter },
+        AdmissionService,
+        WebhookDeliveryService,
         routerProvider,
         RouterRuntime,
         GatewayService,

@@ -76,6 +76,23 @@ export const EnvSchema = z.object({
   WORKER_ID: z.string().min(1).max(128).optional(),
   ROUTER_CONFIG: z.string().min(1).default('config/router.yaml'),
   API_KEYS: apiKeys,
+  /** Per-tenant running limits and daily budgets (SPEC §6); reloaded on change, a bad file keeps the old one. */
+  TENANTS_CONFIG: z.string().min(1).default('config/tenants.yaml'),
+  /** How often the admission pass runs besides on submit and on every job's end. */
+  ADMISSION_INTERVAL_MS: millis(1_000),
+  /** HMAC key of `X-Switchyard-Signature`; without it `callback_url` is refused (400). */
+  WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Hosts (names or addresses) a callback may reach even when loopback or private, comma-separated. */
+  WEBHOOK_ALLOWED_HOSTS: z
+    .string()
+    .optional()
+    .transform((raw) => (raw ?? '').split(',').map((h) => h.trim()).filter((h) => h.length > 0)),
+  /** One delivery attempt's time limit, and how often the delivery loop looks for due rows. */
+  WEBHOOK_TIMEOUT_MS: millis(10_000),
+  WEBHOOK_POLL_MS: millis(1_000),
+  /** `GET /v1/jobs/:id/events`: comment heartbeat, and the poll that backs up LISTEN/NOTIFY. */
+  EVENTS_HEARTBEAT_MS: millis(15_000),
+  EVENTS_POLL_MS: millis(2_000),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /**
    * Liveness of running tasks. A worker heartbeats every HEARTBEAT_MS on its own timer (also

@@ -55,6 +55,8 @@ export const JobSubmissionEnvelopeSchema = z.strictObject({
   type: SafeString.min(1).max(64),
   input: z.unknown(),
   meta: JobMetaSchema.default({ sensitivity: 'internal', priority: 'normal', tags: [] }),
+  /** Where the finished job is POSTed (SPEC §6); the supervisor checks scheme and address. */
+  callback_url: z.string().min(1).max(2048).optional(),
 });
 
-export type JobSubmission = { type: 'doc_review'; input: DocReviewInput; meta: JobMeta };
+export type JobSubmission = { type: 'doc_review'; input: DocReviewInput; meta: JobMeta; callback_url?: string };

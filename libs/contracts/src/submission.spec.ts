@@ -119,8 +119,14 @@ describe('parseJobSubmission', () => {
   });
 
   it('reports an unknown top-level field by name', () => {
-    const issues = issuesOf(validBody({ callback_url: 'http://x' }));
-    expect(issues).toEqual([{ path: '(root)', message: 'unknown field: callback_url' }]);
+    const issues = issuesOf(validBody({ callback: 'http://x' }));
+    expect(issues).toEqual([{ path: '(root)', message: 'unknown field: callback' }]);
+  });
+
+  it('carries callback_url (SPEC §6; its scheme and address are checked by the supervisor)', () => {
+    expect(parseJobSubmission(validBody({ callback_url: 'https://hooks.example.com/x' })).callback_url).toBe('https://hooks.example.com/x');
+    expect(parseJobSubmission(validBody()).callback_url).toBeUndefined();
+    expect(paths(validBody({ callback_url: 42 }))).toEqual(['callback_url']);
   });
 
   it('reports an unknown field inside a document with the document path', () => {

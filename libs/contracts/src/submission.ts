@@ -12,11 +12,11 @@ import { ValidationError, toFieldIssues } from './validation';
 export function parseJobSubmission(body: unknown): JobSubmission {
   const envelope = JobSubmissionEnvelopeSchema.safeParse(body);
   if (!envelope.success) throw new ValidationError(toFieldIssues(envelope.error));
-  const { type, input, meta } = envelope.data;
+  const { type, input, meta, callback_url } = envelope.data;
   if (!isJobType(type)) {
     throw new ValidationError([{ path: 'type', message: `unknown job type "${truncateForEcho(type)}"; known types: ${JOB_TYPES.join(', ')}` }]);
   }
   const parsedInput = JOB_INPUT_SCHEMAS[type].safeParse(input);
   if (!parsedInput.success) throw new ValidationError(toFieldIssues(parsedInput.error, 'input'));
-  return { type, input: parsedInput.data, meta };
+  return { type, input: parsedInput.data, meta, ...(callback_url === undefined ? {} : { callback_url }) };
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-export const TASK_STATUSES = ['pending', 'running', 'success', 'failed', 'paused', 'cancelled'] as const;
+/** `queued`: accepted but not yet admitted (its tenant or the fleet is at its running limit, SPEC §6). */
+export const TASK_STATUSES = ['pending', 'running', 'success', 'failed', 'paused', 'cancelled', 'queued'] as const;
 export const TaskStatusSchema = z.enum(TASK_STATUSES);
 export type TaskStatus = z.infer<typeof TaskStatusSchema>;
 export const TERMINAL_STATUSES: readonly TaskStatus[] = ['success', 'failed', 'cancelled'];

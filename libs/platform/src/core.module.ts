@@ -4,11 +4,13 @@ import type { AppConfig } from '@switchyard/config';
 import { createLogger, type Logger } from '@switchyard/observability';
 import { TaskRepository, connectDatabase, type DatabaseHandle } from '@switchyard/state';
 import { connectRedis } from './redis';
+import { TenantsConfigStore } from './tenants-config';
 import { APP_CONFIG, DATABASE, LOGGER, REDIS } from './tokens';
 
 /**
  * The singletons every Switchyard process shares: the parsed config, the logger, one
- * Postgres pool, one Redis connection, and the task repository. Closed on shutdown.
+ * Postgres pool, one Redis connection, the task repository and the tenants config (limits and
+ * budgets, reloaded on change). Closed on shutdown.
  */
 @Global()
 @Module({})
@@ -30,8 +32,9 @@ export class CoreModule implements OnApplicationShutdown {
         },
         { provide: REDIS, useFactory: () => connectRedis(config.REDIS_URL, `switchyard-${service}`) },
         { provide: TaskRepository, useFactory: (db: DatabaseHandle) => new TaskRepository(db.db, db.pool), inject: [DATABASE] },
+        TenantsConfigStore,
       ],
-      exports: [APP_CONFIG, LOGGER, DATABASE, REDIS, TaskRepository],
+      exports: [APP_CONFIG, LOGGER, DATABASE, REDIS, TaskRepository, TenantsConfigStore],
     };
   }
 

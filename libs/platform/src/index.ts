@@ -5,3 +5,5 @@ export * from './readiness';
 export * from './shutdown';
 export * from './router.provider';
 export * from './ledger.module';
+export * from './tenants-config';
+export * from './tenant-budget-guard';

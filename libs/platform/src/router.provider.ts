@@ -3,7 +3,10 @@ import { Inject, Injectable, Optional, type OnApplicationBootstrap, type OnAppli
 import type { Redis } from 'ioredis';
 import { describeProxy, secretsFromEnv, upstreamProxyFrom, type AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
-import { APP_CONFIG, CALL_OBSERVERS, LOGGER, REDIS } from './tokens';
+import { TenantBudgetRepository, type DatabaseHandle } from '@switchyard/state';
+import { APP_CONFIG, CALL_OBSERVERS, DATABASE, LOGGER, REDIS } from './tokens';
+import { DAILY_BUDGET_SPENT, TenantBudgetGuard } from './tenant-budget-guard';
+import { TenantsConfigStore } from './tenants-config';
 import {
   BreakerSync,
   RedisFleetLimiter,
@@ -13,6 +16,7 @@ import {
   TargetProber,
   createUpstreamFetchByTarget,
   loadRouterConfig,
+  type CallContext,
   type CallObserver,
 } from '@switchyard/router';
 import { RouterOverridesSync, type OverrideAction } from './router-overrides';
@@ -62,8 +66,15 @@ export function processIdentityFrom(logger: Logger, config: Pick<AppConfig, 'WOR
  */
 export const routerProvider: Provider = {
   provide: Router,
-  inject: [APP_CONFIG, LOGGER, REDIS, { token: CALL_OBSERVERS, optional: true }],
-  useFactory: (config: AppConfig, logger: Logger, redis: Redis, observers: CallObserver[] = []) => {
+  inject: [
+    APP_CONFIG,
+    LOGGER,
+    REDIS,
+    { token: CALL_OBSERVERS, optional: true },
+    { token: TenantsConfigStore, optional: true },
+    { token: DATABASE, optional: true },
+  ],
+  useFactory: (config: AppConfig, logger: Logger, redis: Redis, observers: CallObserver[] = [], tenants?: TenantsConfigStore, database?: DatabaseHandle) => {
     const routerConfig = loadRouterConfig(config.ROUTER_CONFIG);
     const log = logger.child({ component: 'router' });
     for (const warning of routerConfig.warnings) log.warn({ source: routerConfig.source }, `router config: ${warning}`);
@@ -101,11 +112,27 @@ export const routerProvider: Provider = {
       observers,
       retryBudget: new RedisRetryBudgetStore(redis, `${config.QUEUE_PREFIX}:router:`),
       limiter,
+      ...(tenants && database ? { contextFilters: budgetFilters(tenants, database, log) } : {}),
     });
     live.router = router;
     return router;
   },
 };
+
+/** A tenant over its daily budget gets cloud targets excluded from its calls (SPEC §6). */
+function budgetFilters(tenants: TenantsConfigStore, database: DatabaseHandle, logger: Logger) {
+  const budgets = new TenantBudgetRepository(database.db);
+  const guard = new TenantBudgetGuard({
+    limitsOf: (tenantId) => tenants.limitsOf(tenantId),
+    spentTodayUsd: (tenantId) => budgets.spentTodayUsd(tenantId),
+    markDegraded: async (tenantId, jobId, detail) => {
+      await budgets.markDegraded(tenantId, jobId, DAILY_BUDGET_SPENT, detail);
+      logger.warn({ tenant_id: tenantId, job_id: jobId, ...detail }, 'tenant daily budget spent: the job runs on local targets only');
+    },
+    logger,
+  });
+  return (context: CallContext) => guard.filtersFor(context);
+}
 
 /**
  * The router's background work: active probes of every target, the config file watcher

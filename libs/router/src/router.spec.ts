@@ -5,7 +5,8 @@ import { createLogger } from '@switchyard/observability';
 import { CallAbortedError, RouterCallError } from './calls/router-call.error';
 import { parseRouterConfig } from './config/router-config.loader';
 import { NoEligibleTargetError } from './routing/no-eligible-target.error';
-import { Router } from './router';
+import { dailyBudgetSpentFilter } from './routing/candidate-filter';
+import { Router, type RouterOptions } from './router';
 
 interface Received {
   path: string;
@@ -107,7 +108,10 @@ interface TargetSpec {
 }
 
 /** Routes: everything goes to `primary`'s ordered list of targets; the catch-all names the last one. */
-function routerFor(targets: TargetSpec[], options: { secrets?: Record<string, string>; routes?: string; maxAttempts?: number } = {}) {
+function routerFor(
+  targets: TargetSpec[],
+  options: { secrets?: Record<string, string>; routes?: string; maxAttempts?: number; contextFilters?: RouterOptions['contextFilters'] } = {},
+) {
   const targetYaml = targets
     .map(
       (t) => `
@@ -135,7 +139,12 @@ router:
     'router.spec',
   );
   const secrets = options.secrets ?? {};
-  return new Router({ config, secrets: (name) => secrets[name], logger: createLogger('router-spec', 'silent') });
+  return new Router({
+    config,
+    secrets: (name) => secrets[name],
+    logger: createLogger('router-spec', 'silent'),
+    ...(options.contextFilters ? { contextFilters: options.contextFilters } : {}),
+  });
 }
 
 const meta = (input: RequestMetaInput = {}) => RequestMetaSchema.parse(input);
@@ -390,6 +399,33 @@ describe('Router.chat', () => {
     expect(error).toBeInstanceOf(RouterCallError);
     expect(error.attempts.map((a) => a.target)).toEqual(['local_a']);
     expect(cloud.received).toHaveLength(0);
+  });
+
+  it('applies the caller-scoped filters: a tenant over budget goes to local targets, another tenant still to the cloud', async () => {
+    const local = await fakeUpstream(answer('local answer'));
+    const cloud = await fakeUpstream(answer('cloud answer'));
+    const seen: unknown[] = [];
+    const router = routerFor(
+      [
+        { name: 'local_a', port: local.port },
+        { name: 'cloud_a', port: cloud.port, type: 'cloud' },
+      ],
+      {
+        routes: `
+    - {name: reasoning, when: {complexity: high}, target: cloud_a, priority: 10}
+    - {name: fallback, when: {all_else: true}, target: local_a, priority: 1}`,
+        contextFilters: async (context) => {
+          seen.push(context);
+          return context.tenantId === 'spent' ? [dailyBudgetSpentFilter] : [];
+        },
+      },
+    );
+    const spent = await router.chat({ meta: meta({ complexity: 'high' }), messages, context: { tenantId: 'spent', jobId: 'j1' } });
+    expect(spent.target).toBe('local_a');
+    const other = await router.chat({ meta: meta({ complexity: 'high' }), messages, context: { tenantId: 'fine' } });
+    expect(other.target).toBe('cloud_a');
+    expect(cloud.received).toHaveLength(1);
+    expect(seen).toEqual([{ tenantId: 'spent', jobId: 'j1' }, { tenantId: 'fine' }]);
   });
 
   it('throws a retryable NoEligibleTargetError when every target is excluded', async () => {

@@ -38,6 +38,12 @@ export interface RouterOptions {
   logger: Logger;
   /** Run after the built-in filters (missing API key, context window, live state), in order. */
   filters?: readonly CandidateFilter[];
+  /**
+   * Filters for one call from who makes it, read once per call (e.g. a tenant over its daily
+   * budget gets cloud targets dropped). They run after every other filter, so they can only
+   * narrow the choice: the sensitive → local rule always holds.
+   */
+  contextFilters?: (context: CallContext) => Promise<readonly CandidateFilter[]>;
   /** How a target is spoken to; OpenAI-compatible HTTP (through `upstream`) unless given. */
   providerFactory?: ProviderFactory;
   /** How upstream connections are made (an egress proxy), for the default provider factory. */
@@ -144,6 +150,7 @@ export class Router implements RouterAdmin {
   private readonly secrets: SecretResolver;
   private readonly logger: Logger;
   private readonly extraFilters: readonly CandidateFilter[];
+  private readonly contextFilters: RouterOptions['contextFilters'];
   private readonly providers: ProviderRegistry;
   private readonly observers: readonly CallObserver[];
   private readonly states: TargetStateRegistry;
@@ -171,6 +178,7 @@ export class Router implements RouterAdmin {
     this.secrets = options.secrets;
     this.logger = options.logger;
     this.extraFilters = options.filters ?? [];
+    this.contextFilters = options.contextFilters;
     this.providers = new ProviderRegistry(options.providerFactory ?? openAiProviders(options.upstream));
     this.observers = options.observers ?? [];
     this.clock = options.clock ?? systemClock;
@@ -254,6 +262,7 @@ export class Router implements RouterAdmin {
     let rateLimitedRetries = 0;
     let slotWaitEnd: number | undefined;
     let lastBadOutput: { outcome: Extract<AttemptOutcome, { ok: true }>; decision: RoutingDecision } | undefined;
+    const callFilters = request.context && this.contextFilters ? await this.contextFilters(request.context) : [];
 
     while (attempts.length < maxAttempts) {
       if (request.signal?.aborted) throw new CallAbortedError(attempts, { cause: request.signal.reason });
@@ -268,7 +277,7 @@ export class Router implements RouterAdmin {
       }
       let decision: RoutingDecision;
       try {
-        decision = this.decide(meta, { excludeTargets: excluded });
+        decision = this.decide(meta, { excludeTargets: excluded, filters: callFilters });
       } catch (error) {
         if (error instanceof NoEligibleTargetError && this.limiter !== undefined && fleetSlotMayFree(error.explanation)) {
           // Full fleet-wide, not here: another process's call will end; wait for its slot a while.

@@ -22,6 +22,10 @@ export interface JobResponse {
   job_id: string;
   type: string;
   status: string;
+  /** While `queued`: 1 for the tenant's next job to be admitted. */
+  queue_position?: number;
+  /** Its calls ran with fewer targets than its routes allow, e.g. `daily_budget_spent`: cloud targets excluded. */
+  degraded?: { reason: string; since: string } & Record<string, unknown>;
   progress: { completed: number; total: number };
   result?: unknown;
   error?: TenantTaskError;

@@ -1,14 +1,19 @@
-import { Body, Controller, Get, Headers, HttpCode, HttpStatus, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, HttpStatus, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { ApiError } from '../http/api-error';
 import { ApiKeyGuard } from '../auth/api-key.guard';
 import { Tenant } from '../auth/tenant.decorator';
 import { parseJobListQuery } from './job-list.query';
+import { JobEventsService } from './job-events.service';
 import { JobsService } from './jobs.service';
 
 @Controller('v1/jobs')
 @UseGuards(ApiKeyGuard)
 export class JobsController {
-  constructor(private readonly jobs: JobsService) {}
+  constructor(
+    private readonly jobs: JobsService,
+    private readonly jobEvents: JobEventsService,
+  ) {}
 
   @Post()
   @HttpCode(202)
@@ -27,6 +32,15 @@ export class JobsController {
   @Get(':id')
   get(@Tenant() tenant: string, @Param('id') id: string) {
     return this.jobs.get(tenant, id);
+  }
+
+  /** Server-sent events until the job ends (SPEC §6). */
+  @Get(':id/events')
+  async events(@Tenant() tenant: string, @Param('id') id: string, @Res() reply: FastifyReply): Promise<void> {
+    await this.jobEvents.stream(tenant, id, () => {
+      reply.hijack();
+      return reply.raw;
+    });
   }
 
   @Post(':id/cancel')

@@ -7,12 +7,14 @@ import { parseJobSubmission, ValidationError, type TaskStatus } from '@switchyar
 import { injectTraceCarrier, type Logger } from '@switchyard/observability';
 import { describeError, planJob } from '@switchyard/orchestration';
 import { APP_CONFIG, LOGGER, withDeadline } from '@switchyard/platform';
-import { TaskRepository } from '@switchyard/state';
+import { AdmissionRepository, TaskRepository, TenantBudgetRepository, WebhookOutboxRepository, type NewTaskRow } from '@switchyard/state';
+import { AdmissionService } from '../admission/admission.service';
 import { ApiError } from '../http/api-error';
 import { TASK_FLOW_PRODUCER } from '../queues/queue.constants';
 import { encodeCursor, type JobListQuery } from './job-list.query';
 import { presentJob, presentJobHeader, type JobListItem, type JobResponse } from './job.presenter';
 import { requestHash } from './request-hash';
+import { checkCallbackAddress } from '../webhooks/callback-address';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
@@ -25,22 +27,29 @@ export function assertJobId(id: string): void {
 export class JobsService {
   constructor(
     private readonly tasks: TaskRepository,
+    private readonly admission: AdmissionService,
+    private readonly admissions: AdmissionRepository,
+    private readonly webhooks: WebhookOutboxRepository,
+    private readonly budgets: TenantBudgetRepository,
     @InjectFlowProducer(TASK_FLOW_PRODUCER) private readonly flows: FlowProducer,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   /**
-   * Validates, writes the job tree in one transaction (Postgres is the record: from here the
-   * job is accepted), then enqueues its flow within REDIS_REQUEST_TIMEOUT_MS. If the queue
-   * cannot take it in time (Redis away), the job is still accepted: its pending tasks have no
-   * queue entry, and the sweeper's reconcile enqueues them once Redis answers again.
+   * Validates, writes the job tree in one transaction as `queued` (Postgres is the record: from
+   * here the job is accepted), then runs an admission pass. An admitted job's flow is enqueued
+   * within REDIS_REQUEST_TIMEOUT_MS; if the queue cannot take it in time (Redis away), its
+   * pending tasks have no queue entry and the sweeper's reconcile enqueues them once Redis
+   * answers. A job beyond its tenant's or the fleet's running limit stays queued (202, status
+   * `queued`) for a later pass.
    */
   async submit(tenantId: string, body: unknown, idempotencyKey: string | undefined): Promise<{ job_id: string; status: TaskStatus }> {
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw new ValidationError([{ path: 'header Idempotency-Key', message: 'must be 1-255 visible ASCII characters' }]);
     }
     const submission = parseJobSubmission(body);
+    if (submission.callback_url !== undefined) await this.checkCallback(submission.callback_url);
     const hash = requestHash(submission);
     const plan = planJob(submission, {
       tenantId,
@@ -49,14 +58,32 @@ export class JobsService {
       policy: { maxAttempts: this.config.TASK_MAX_ATTEMPTS },
       ...(idempotencyKey ? { idempotency: { key: idempotencyKey, requestHash: hash } } : {}),
     });
-    const created = await this.tasks.createJob(plan.root, plan.tasks);
+    const queued = (row: NewTaskRow): NewTaskRow => ({ ...row, status: 'queued' });
+    const created = await this.tasks.createJob(queued(plan.root), plan.tasks.map(queued));
     if (!created.created) {
       if (created.existing.requestHash !== hash) {
         throw ApiError.conflict('idempotency_conflict', 'this Idempotency-Key was already used with a different request body');
       }
       return { job_id: created.existing.taskId, status: created.existing.status };
     }
+    // Nothing of a queued job runs, so its callback is in place before it can end.
+    if (submission.callback_url !== undefined) await this.webhooks.setCallback(tenantId, plan.jobId, submission.callback_url);
     const logFields = { job_id: plan.jobId, tenant_id: tenantId, type: submission.type, tasks: plan.tasks.length };
+    let admitted: string[];
+    try {
+      admitted = await this.admission.admitNow([plan.jobId]);
+    } catch (error) {
+      // The job is stored; the next background pass admits it.
+      this.logger.warn({ ...logFields, err: describeError(error) }, 'admission pass failed at submit; the job waits queued');
+      return { job_id: plan.jobId, status: 'queued' };
+    }
+    if (!admitted.includes(plan.jobId)) {
+      // Another pass (the interval, another supervisor) may have admitted and started it meanwhile.
+      const status = (await this.admissions.jobStatus(tenantId, plan.jobId)) ?? 'queued';
+      if (status === 'queued') this.logger.info(logFields, 'job submitted and queued: its tenant or the fleet is at its running limit');
+      else this.logger.info(logFields, 'job submitted; admitted by a concurrent admission pass');
+      return { job_id: plan.jobId, status };
+    }
     try {
       await withDeadline(this.flows.add(plan.flow), this.config.REDIS_REQUEST_TIMEOUT_MS, 'enqueueing the job');
       this.logger.info(logFields, 'job submitted');
@@ -66,11 +93,26 @@ export class JobsService {
     return { job_id: plan.jobId, status: 'pending' };
   }
 
+  /** SPEC §6: http(s), no credentials, no loopback/private/link-local address unless allowed; signed, so a secret is needed. */
+  private async checkCallback(url: string): Promise<void> {
+    if (this.config.WEBHOOK_SECRET === undefined) {
+      throw new ValidationError([{ path: 'callback_url', message: 'job callbacks are off on this server (WEBHOOK_SECRET is not set)' }]);
+    }
+    const checked = await checkCallbackAddress(url, this.config.WEBHOOK_ALLOWED_HOSTS);
+    if (!checked.ok) throw new ValidationError([{ path: 'callback_url', message: checked.reason }]);
+  }
+
   async get(tenantId: string, jobId: string): Promise<JobResponse> {
     assertJobId(jobId);
     const rows = await this.tasks.findJobTree(tenantId, jobId);
     if (rows.length === 0 || rows[0]?.parentTaskId !== null) throw ApiError.notFound(`job ${jobId}`);
-    return presentJob(rows);
+    const job = presentJob(rows);
+    if (job.status === 'queued') {
+      const position = await this.admissions.queuePosition(tenantId, jobId);
+      return position === null ? job : { ...job, queue_position: position };
+    }
+    const degradation = await this.budgets.degradationOf(tenantId, jobId);
+    return degradation === null ? job : { ...job, degraded: { reason: degradation.reason, since: degradation.since.toISOString(), ...degradation.detail } };
   }
 
   async list(tenantId: string, query: JobListQuery): Promise<{ jobs: JobListItem[]; next_cursor: string | null }> {

@@ -17,7 +17,13 @@ export const DROP_REASONS = {
   sensitiveRequiresLocal: 'sensitive_requires_local',
   missingApiKey: 'missing_api_key',
   contextWindow: 'context_window',
+  dailyBudgetSpent: 'daily_budget_spent',
 } as const;
+
+const DAILY_BUDGET_DROP: CandidateDrop = { reason: DROP_REASONS.dailyBudgetSpent };
+
+/** A tenant over its daily budget (SPEC §6): cloud targets are dropped, so its work degrades to local ones. */
+export const dailyBudgetSpentFilter: CandidateFilter = (target) => (target.type === 'cloud' ? DAILY_BUDGET_DROP : null);
 
 /** The hard constraint of SPEC §3.1. `decideRoute` applies it before anything else; it is not optional. */
 export function sensitiveRequiresLocal(target: TargetConfig, meta: RequestMeta): CandidateDrop | null {

@@ -103,7 +103,7 @@ export interface JobListCursor {
   taskId: string;
 }
 
-const ACTIVE: TaskStatus[] = ['pending', 'running', 'paused'];
+const ACTIVE: TaskStatus[] = ['queued', 'pending', 'running', 'paused'];
 const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
 
 /*

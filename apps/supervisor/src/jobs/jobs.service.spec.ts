@@ -1,0 +1,68 @@
+import type { FlowProducer } from 'bullmq';
+import { loadConfig } from '@switchyard/config';
+import { createLogger } from '@switchyard/observability';
+import type { AdmissionRepository, TaskRepository, TenantBudgetRepository, WebhookOutboxRepository } from '@switchyard/state';
+import type { AdmissionService } from '../admission/admission.service';
+import { JobsService } from './jobs.service';
+
+const body = { type: 'doc_review', input: { question: 'q?', documents: [{ id: 'd1', text: 'text' }] } };
+
+/** Submit with the storage and the queue replaced: what it writes, what it enqueues, what it answers. */
+function setup(options: { admitted: (jobId: string) => string[]; statusAfterPass?: string; env?: Record<string, string> }) {
+  const created: Array<{ status?: string }> = [];
+  const flows: unknown[] = [];
+  const tasks = {
+    createJob: async (root: { taskId: string; status?: string }, rows: Array<{ status?: string }>) => {
+      created.push(root, ...rows);
+      return { created: true, jobId: root.taskId };
+    },
+  } as unknown as TaskRepository;
+  let jobId = '';
+  const admission = {
+    admitNow: async (startedByCaller: string[]) => {
+      jobId = startedByCaller[0]!;
+      return options.admitted(jobId);
+    },
+  } as unknown as AdmissionService;
+  const admissions = { jobStatus: async () => options.statusAfterPass ?? 'queued' } as unknown as AdmissionRepository;
+  const callbacks: string[] = [];
+  const webhooks = { setCallback: async (_t: string, _j: string, url: string) => void callbacks.push(url) } as unknown as WebhookOutboxRepository;
+  const flowProducer = { add: async (flow: unknown) => void flows.push(flow) } as unknown as FlowProducer;
+  const service = new JobsService(tasks, admission, admissions, webhooks, {} as TenantBudgetRepository, flowProducer, loadConfig(options.env ?? {}), createLogger('test', 'silent'));
+  return { service, created, flows, callbacks };
+}
+
+describe('JobsService.submit', () => {
+  it('writes the job queued and enqueues its flow once this submission admitted it', async () => {
+    const { service, created, flows } = setup({ admitted: (id) => [id] });
+    expect((await service.submit('t', body, undefined)).status).toBe('pending');
+    expect(created.every((row) => row.status === 'queued')).toBe(true);
+    expect(flows).toHaveLength(1);
+  });
+
+  it('answers queued and enqueues nothing when the job is not admitted', async () => {
+    const { service, flows } = setup({ admitted: () => [] });
+    expect((await service.submit('t', body, undefined)).status).toBe('queued');
+    expect(flows).toHaveLength(0);
+  });
+
+  it('answers the real status when a concurrent pass admitted (and started) the job first', async () => {
+    const { service, flows } = setup({ admitted: () => [], statusAfterPass: 'pending' });
+    expect((await service.submit('t', body, undefined)).status).toBe('pending');
+    // The pass that admitted it started it; enqueueing here as well would be a second start.
+    expect(flows).toHaveLength(0);
+  });
+
+  it('refuses a callback_url without WEBHOOK_SECRET, and stores an allowed one', async () => {
+    const off = setup({ admitted: (id) => [id] });
+    await expect(off.service.submit('t', { ...body, callback_url: 'http://127.0.0.1:9/x' }, undefined)).rejects.toMatchObject({
+      issues: [{ path: 'callback_url', message: expect.stringContaining('WEBHOOK_SECRET') }],
+    });
+    const on = setup({ admitted: (id) => [id], env: { WEBHOOK_SECRET: 'a-secret-of-16-chars', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' } });
+    await on.service.submit('t', { ...body, callback_url: 'http://127.0.0.1:9/x' }, undefined);
+    expect(on.callbacks).toEqual(['http://127.0.0.1:9/x']);
+    await expect(on.service.submit('t', { ...body, callback_url: 'http://10.1.2.3/x' }, undefined)).rejects.toMatchObject({
+      issues: [{ path: 'callback_url', message: expect.stringContaining('10.1.2.3') }],
+    });
+  });
+});
