@@ -122,6 +122,8 @@ export interface ChatCallResult {
   latencyMs: number;
   costUsd: number;
   attempts: AttemptRecord[];
+  /** Why the per-call filters (`contextFilters`) held targets back, e.g. `daily_budget_spent`. */
+  restrictedBy?: string[];
 }
 
 type AttemptOutcome =
@@ -262,7 +264,16 @@ export class Router implements RouterAdmin {
     let rateLimitedRetries = 0;
     let slotWaitEnd: number | undefined;
     let lastBadOutput: { outcome: Extract<AttemptOutcome, { ok: true }>; decision: RoutingDecision } | undefined;
-    const callFilters = request.context && this.contextFilters ? await this.contextFilters(request.context) : [];
+    // The reasons the per-call filters dropped a target for (e.g. the tenant's daily budget): the caller may tell its client.
+    const restrictions = new Set<string>();
+    const callFilters = (request.context && this.contextFilters ? await this.contextFilters(request.context) : []).map(
+      (filter): CandidateFilter =>
+        (target, filterMeta) => {
+          const drop = filter(target, filterMeta);
+          if (drop !== null) restrictions.add(drop.reason);
+          return drop;
+        },
+    );
 
     while (attempts.length < maxAttempts) {
       if (request.signal?.aborted) throw new CallAbortedError(attempts, { cause: request.signal.reason });
@@ -318,7 +329,7 @@ export class Router implements RouterAdmin {
         excluded.add(decision.target.name);
         continue;
       }
-      if (outcome.ok) return this.result(outcome.result, outcome.record, decision, meta, attempts, started);
+      if (outcome.ok) return this.result(outcome.result, outcome.record, decision, meta, attempts, started, restrictions);
       if ('aborted' in outcome) throw new CallAbortedError(attempts, { cause: outcome.aborted });
       lastError = outcome.error;
       // A model still loading is not a failure (SPEC §3.8): the call moves on without spending the budget.
@@ -346,7 +357,7 @@ export class Router implements RouterAdmin {
 
     // Every target answered, none as the schema asks: the caller gets the last answer and judges it.
     if (lastBadOutput !== undefined && lastError === undefined) {
-      return this.result(lastBadOutput.outcome.result, lastBadOutput.outcome.record, lastBadOutput.decision, meta, attempts, started);
+      return this.result(lastBadOutput.outcome.result, lastBadOutput.outcome.record, lastBadOutput.decision, meta, attempts, started, restrictions);
     }
     const errorClass = lastError?.errorClass ?? 'timeout';
     if (budgetSpent) throw new RetryBudgetSpentError(attempts, errorClass, budget.limit, jobId, { cause: lastError, trial });
@@ -690,6 +701,7 @@ export class Router implements RouterAdmin {
     meta: RequestMeta,
     attempts: AttemptRecord[],
     started: number,
+    restrictions: ReadonlySet<string>,
   ): ChatCallResult {
     const usage = this.usageOf(result, meta);
     const finishReason = result.finishReason ?? 'stop';
@@ -705,6 +717,7 @@ export class Router implements RouterAdmin {
       latencyMs: elapsed(started),
       costUsd: costUsd(decision.target, usage),
       attempts,
+      ...(restrictions.size > 0 ? { restrictedBy: [...restrictions].sort() } : {}),
     };
   }
 }

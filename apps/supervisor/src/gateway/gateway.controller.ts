@@ -10,6 +10,8 @@ import { GatewayService, RetryLaterError, type GatewayAnswer } from './gateway.s
 import { OpenAiErrorFilter, openAiErrorType } from './openai-error.filter';
 
 export const TARGET_HEADER = 'x-switchyard-target';
+/** Set when the tenant's calls run with targets held back, e.g. `daily_budget_spent` (cloud excluded, degraded to local). */
+export const DEGRADED_HEADER = 'x-switchyard-degraded';
 
 /**
  * `POST /v1/chat/completions`: OpenAI-compatible, routed by the body's `metadata` and the
@@ -48,6 +50,7 @@ export class GatewayController {
         .status(200)
         .header(TARGET_HEADER, answer.target)
         .header('x-switchyard-source', answer.source)
+        .headers(answer.degraded ? { [DEGRADED_HEADER]: answer.degraded.join(',') } : {})
         .header('content-type', 'application/json; charset=utf-8')
         .send(completionBody(id, created, answer));
       return;

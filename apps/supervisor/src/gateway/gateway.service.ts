@@ -3,7 +3,7 @@ import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
-import { APP_CONFIG, LOGGER, withDeadline } from '@switchyard/platform';
+import { APP_CONFIG, LOGGER, TenantsConfigStore, withDeadline } from '@switchyard/platform';
 import {
   CallAbortedError,
   ContextWindowExceededError,
@@ -19,11 +19,14 @@ import { REQUEST_REDIS } from '../queues/request-redis.module';
 import { tenantRouterError } from '../http/tenant-errors';
 import type { ParsedChatRequest } from './chat-completion.schema';
 import { GatewayResponseStore, type StoredAnswer } from './gateway-response.store';
+import { gatewayRateDecision, TenantGatewayRate } from './tenant-gateway-rate';
 import { QueueFullError, QueueTimeoutError, SlotWaitQueue, waitingForSlotCanHelp, type QueueTicket } from './slot-wait-queue';
 
 export interface GatewayAnswer extends StoredAnswer {
   /** Where it came from: a fresh upstream call, the response cache, or an earlier call with the same Idempotency-Key. */
   source: 'upstream' | 'cache' | 'idempotent';
+  /** Why targets were held back for this tenant (`daily_budget_spent`: cloud excluded, degraded to local). */
+  degraded?: string[];
 }
 
 export interface GatewayCall {
@@ -36,14 +39,15 @@ export interface GatewayCall {
   signal?: AbortSignal;
 }
 
-/** A 503 the client should retry after `retryAfterS` seconds (sent as `Retry-After`). */
+/** A 503 (or 429) the client should retry after `retryAfterS` seconds (sent as `Retry-After`). */
 export class RetryLaterError extends ApiError {
   constructor(
     code: string,
     message: string,
     readonly retryAfterS: number,
+    status: HttpStatus = HttpStatus.SERVICE_UNAVAILABLE,
   ) {
-    super(HttpStatus.SERVICE_UNAVAILABLE, code, message);
+    super(status, code, message);
   }
 }
 
@@ -61,14 +65,17 @@ export class GatewayService {
   private readonly store: GatewayResponseStore;
   private readonly queue: SlotWaitQueue;
   private readonly redisDeadlineMs: number;
+  private readonly rate: TenantGatewayRate;
 
   constructor(
     private readonly router: Router,
     @Inject(REQUEST_REDIS) redis: Redis,
     @Inject(APP_CONFIG) config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly tenants: TenantsConfigStore,
   ) {
     this.store = new GatewayResponseStore(redis, `${config.QUEUE_PREFIX}:gateway:`);
+    this.rate = new TenantGatewayRate(redis, `${config.QUEUE_PREFIX}:gateway:`);
     this.redisDeadlineMs = config.REDIS_REQUEST_TIMEOUT_MS;
     this.queue = new SlotWaitQueue(() => {
       const gateway = this.router.config.config.gateway;
@@ -78,6 +85,7 @@ export class GatewayService {
 
   async complete(call: GatewayCall): Promise<GatewayAnswer> {
     const { tenant, request, idempotencyKey } = call;
+    await this.admitTenantRate(tenant);
     if (idempotencyKey === undefined) return this.answer(call, undefined);
     // What ties an Idempotency-Key to its body.
     const fingerprint = GatewayResponseStore.fingerprint([
@@ -153,7 +161,24 @@ export class GatewayService {
     };
     if (cacheKey !== undefined && ttlS !== undefined) await this.optional('write the response cache', () => this.store.cache(tenant, cacheKey, answer, ttlS));
     await this.remember(tenant, idempotency, answer);
-    return { ...answer, source: 'upstream' };
+    return { ...answer, source: 'upstream', ...(result.restrictedBy ? { degraded: result.restrictedBy } : {}) };
+  }
+
+  /**
+   * SPEC §6 `gateway_rpm`: counted fleet-wide in Redis per UTC minute; past it a 429 with
+   * Retry-After. When Redis does not answer in time the call goes on (logged): the limit is a
+   * fairness guard, the upstream limits still hold.
+   */
+  private async admitTenantRate(tenant: string): Promise<void> {
+    const limit = this.tenants.limitsOf(tenant).gateway_rpm;
+    if (limit === null) return;
+    const now = Date.now();
+    const count = await this.optional('count the tenant gateway rate', () => this.rate.count(tenant, now));
+    if (count === undefined) return;
+    const decision = gatewayRateDecision(count, limit, now);
+    if (!decision.allowed) {
+      throw new RetryLaterError('rate_limit_exceeded', `at most ${limit} gateway requests a minute for this tenant; retry later`, decision.retryAfterS, HttpStatus.TOO_MANY_REQUESTS);
+    }
   }
 
   /** The answer is paid for: a failure to store it must not cost the client the answer (its claim lapses with the lease). */
