@@ -10,6 +10,16 @@ import { TenantsConfigStore } from './tenants-config';
 import {
   BreakerSync,
   RedisFleetLimiter,
+  RouterOverridesSync,
+  RouterSnapshotPublisher,
+  SNAPSHOT_TTL_MS,
+  buildFleetView,
+  readFleetReports,
+  snapshotsIndexKey,
+  type FleetTargetView,
+  type OverrideAction,
+  type ProcessIdentity,
+  type ProcessRole,
   RedisRetryBudgetStore,
   Router,
   RouterConfigWatcher,
@@ -19,20 +29,7 @@ import {
   type CallContext,
   type CallObserver,
 } from '@switchyard/router';
-import { RouterOverridesSync, type OverrideAction } from './router-overrides';
-import {
-  RouterSnapshotPublisher,
-  buildFleetView,
-  readFleetReports,
-  snapshotsIndexKey,
-  SNAPSHOT_TTL_MS,
-  type FleetTargetView,
-  type ProcessIdentity,
-  type ProcessRole,
-} from './router-fleet';
 
-export * from './router-overrides';
-export * from './router-fleet';
 
 /** Optional `RouterRuntimeOptions` for RouterRuntime (tests shorten the intervals). */
 export const ROUTER_RUNTIME_OPTIONS = Symbol('ROUTER_RUNTIME_OPTIONS');

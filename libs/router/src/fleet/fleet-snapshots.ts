@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '@switchyard/observability';
-import { redactUrl, type Router, type TargetSnapshot } from '@switchyard/router';
+import type { TargetSnapshot } from '../admin/router-admin';
+import { redactUrl } from '../config/redact-url';
+import type { Router } from '../router';
 
 /**
  * The fleet view of the router: every process (supervisor, workers) keeps its own health,

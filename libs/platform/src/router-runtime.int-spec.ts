@@ -3,9 +3,8 @@ import { resolve } from 'node:path';
 import IORedis, { type Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import { createLogger } from '@switchyard/observability';
-import { Router, loadRouterConfig } from '@switchyard/router';
+import { Router, loadRouterConfig, overridesKey, readFleetReports } from '@switchyard/router';
 import { RouterRuntime } from './router.provider';
-import { overridesKey, readFleetReports } from './index';
 
 /** Two processes' routers on one queue prefix, each with its own RouterRuntime, against real Redis. */
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

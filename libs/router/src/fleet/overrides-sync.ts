@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '@switchyard/observability';
-import type { Router } from '@switchyard/router';
+import type { Router } from '../router';
 
 /**
  * Operator overrides (drain / enable / force-primary, seed 004 §4.3) are fleet-wide state:
