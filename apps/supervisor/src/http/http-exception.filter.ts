@@ -1,6 +1,6 @@
 import { Catch, HttpException, HttpStatus, Inject, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { ValidationError, truncateForEcho } from '@switchyard/contracts';
+import { ValidationError, routerFailureOf, truncateForEcho } from '@switchyard/contracts';
 import { describeError, type Logger } from '@switchyard/observability';
 import { LOGGER } from '@switchyard/platform';
 import type { ApiErrorBody } from './api-error';
@@ -100,7 +100,7 @@ function requestError(status: number, message: string): { status: number; body: 
 /** The caller hung up: its socket is gone, or the router stopped the call because of that (CallAbortedError). */
 function clientWentAway(exception: unknown, reply: FastifyReply): boolean {
   if (reply.raw.destroyed || reply.raw.socket?.destroyed === true) return true;
-  return exception instanceof Error && (exception.name === 'CallAbortedError' || exception.name === 'AbortError');
+  return routerFailureOf(exception)?.code === 'call_aborted' || (exception instanceof Error && exception.name === 'AbortError');
 }
 
 function errorMessage(error: unknown): string {
