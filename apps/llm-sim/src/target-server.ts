@@ -16,6 +16,7 @@ import {
 } from './openai-errors';
 import { planReply, type ReplyPlan } from './reply-plan';
 import { garbageContent, lastUserMessage, summaryContent, totalMessageChars } from './reply-synthesis';
+import { requestedSchema, schemaContent } from './schema-reply';
 import { delayUnlessGone } from './response-delay';
 import type { TargetConfig } from './sim-config';
 import { completionObject, SSE_DONE, sseFrame, streamChunks, usageFor } from './sse-chunks';
@@ -276,12 +277,18 @@ export class TargetServer {
         await this.answer(res, body, fields.message_chars, garbageContent(this.name, userText), seq, 0, 0);
         return;
       case 'slow':
-        await this.answer(res, body, fields.message_chars, summaryContent(this.name, userText), seq, decision.delayMs, slowChunkGapMs(decision.delayMs));
+        await this.answer(res, body, fields.message_chars, this.replyContent(body, userText), seq, decision.delayMs, slowChunkGapMs(decision.delayMs));
         return;
       case 'ok':
-        await this.answer(res, body, fields.message_chars, summaryContent(this.name, userText), seq, 0, 0);
+        await this.answer(res, body, fields.message_chars, this.replyContent(body, userText), seq, 0, 0);
         return;
     }
+  }
+
+  /** A json_schema request gets JSON matching its schema; anything else the structured summary. */
+  private replyContent(body: ChatCompletionRequest, userText: string): string {
+    const schema = requestedSchema(body.response_format);
+    return schema ? schemaContent(schema, this.name, userText) : summaryContent(this.name, userText);
   }
 
   private record(fields: CallFields, status: CallStatus, outcome: CallOutcome): CallRecord {

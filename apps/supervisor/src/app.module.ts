@@ -1,10 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
-import { BullModule } from '@nestjs/bullmq';
-import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
-import { CoreModule, DATABASE, LedgerModule, REDIS, RouterRuntime, routerProvider } from '@switchyard/platform';
+import { CoreModule, DATABASE, LedgerModule, RouterRuntime, routerProvider } from '@switchyard/platform';
 import { AdmissionRepository, TenantBudgetRepository, WebhookOutboxRepository, type DatabaseHandle } from '@switchyard/state';
 import { AdmissionService } from './admission/admission.service';
 import { JOB_STARTER, QueueJobStarter } from './admission/job-starter';
@@ -22,11 +20,12 @@ import { JobsController } from './jobs/jobs.controller';
 import { JobEventsService } from './jobs/job-events.service';
 import { JobsService } from './jobs/jobs.service';
 import { MetricsModule } from './metrics/metrics.module';
-import { TASK_FLOW_PRODUCER } from './queues/queue.constants';
 import { JobNotifications } from './notifications/job-notifications';
-import { REQUEST_REDIS, RequestRedisModule } from './queues/request-redis.module';
+import { RequestRedisModule } from './queues/request-redis.module';
 import { SweeperModule } from './sweeper/sweeper.module';
 import { WebhookDeliveryService } from './webhooks/webhook-delivery.service';
+import { WorkflowsController } from './workflows/workflows.controller';
+import { WorkflowsModule } from './workflows/workflows.module';
 
 @Module({})
 export class SupervisorModule {
@@ -38,20 +37,11 @@ export class SupervisorModule {
         LedgerModule.forRoot('gateway'),
         CostsModule,
         MetricsModule,
-        BullModule.forRootAsync({
-          inject: [REDIS],
-          useFactory: (redis: Redis) => ({ connection: redis, prefix: config.QUEUE_PREFIX }),
-        }),
         RequestRedisModule,
-        // Submissions enqueue through the fail-fast connection: a Redis outage must not hold the request.
-        BullModule.registerFlowProducerAsync({
-          name: TASK_FLOW_PRODUCER,
-          inject: [REQUEST_REDIS],
-          useFactory: (redis: Redis) => ({ connection: redis, prefix: config.QUEUE_PREFIX }),
-        }),
+        WorkflowsModule,
         SweeperModule,
       ],
-      controllers: [JobsController, HealthController, AdminTasksController, GatewayController, ModelsController, AdminTargetsController],
+      controllers: [JobsController, WorkflowsController, HealthController, AdminTasksController, GatewayController, ModelsController, AdminTargetsController],
       providers: [
         JobsService,
         JobEventsService,

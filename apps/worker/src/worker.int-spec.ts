@@ -9,13 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
-import { FlowProducer, Queue } from 'bullmq';
+import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
 import { loadConfig } from '@switchyard/config';
-import { parseJobSubmission } from '@switchyard/contracts';
 import { createLogger } from '@switchyard/observability';
 import { deleteKeysWithPrefix } from '@switchyard/platform';
-import { planJob } from '@switchyard/orchestration';
+import { TaskQueues, WorkflowCatalog, parseWorkflowSubmission, planWorkflowJob } from '@switchyard/orchestration';
 import { TaskRepository } from '@switchyard/state';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
 import { createSimulator, type Simulator } from '../../llm-sim/src/simulator';
@@ -24,7 +23,9 @@ import { WorkerModule } from './worker.module';
 
 const DOCS = ['alpha', 'beta', 'gamma', 'delta'].map((id) => ({ id, text: `Document ${id} says the deadline is ${id.length} weeks.` }));
 
-describe('worker: doc_review flow fan-out and fan-in', () => {
+const catalog = new WorkflowCatalog({ dir: 'config/workflows', logger: createLogger('catalog', 'silent') });
+
+describe('worker: doc_review fan-out and fan-in', () => {
   let database: TestDatabase;
   let sim: Simulator;
   let simControl: string;
@@ -69,14 +70,14 @@ describe('worker: doc_review flow fan-out and fan-in', () => {
   }
 
   async function submit(meta: Record<string, unknown> = {}, maxAttempts = 3): Promise<string> {
-    const submission = parseJobSubmission({ type: 'doc_review', input: { question: 'When is the deadline?', documents: DOCS }, meta });
-    const plan = planJob(submission, { tenantId: 'acme', newId: randomUUID, trace: {}, policy: { maxAttempts } });
+    const { workflow, submission } = parseWorkflowSubmission({ type: 'doc_review', input: { question: 'When is the deadline?', documents: DOCS }, meta }, catalog.workflows);
+    const plan = planWorkflowJob(workflow, submission, { tenantId: 'acme', newId: randomUUID, trace: {} });
     await new TaskRepository(database.db).createJob(plan.root, plan.tasks);
-    const flows = new FlowProducer({ connection: redis, prefix });
+    const queues = new TaskQueues(redis, prefix, { maxAttempts });
     try {
-      await flows.add(plan.flow);
+      await queues.enqueue(plan.ready);
     } finally {
-      await flows.close();
+      await queues.close();
     }
     return plan.jobId;
   }
@@ -89,15 +90,15 @@ describe('worker: doc_review flow fan-out and fan-in', () => {
     const rows = await database.pool.query<{ task_id: string; role: string }>('select task_id, role from agent_task_state where job_id = $1 and parent_task_id is not null', [jobId]);
     const synthesizeId = rows.rows.find((r) => r.role === 'synthesize')!.task_id;
 
-    // Fan-out: before any worker runs, the parent waits on its four children.
+    // Fan-out: only the four extracts are queued at submit; synthesize is enqueued when the last one finishes.
     const synthesizeQueue = new Queue('synthesize', { connection: redis, prefix });
+    const extractQueue = new Queue('extract', { connection: redis, prefix });
     try {
-      expect(await synthesizeQueue.getJobState(synthesizeId)).toBe('waiting-children');
-      const parent = await synthesizeQueue.getJob(synthesizeId);
-      const dependencies = await parent!.getDependenciesCount();
-      expect(dependencies.unprocessed).toBe(DOCS.length);
+      expect(await synthesizeQueue.getJobState(synthesizeId)).toBe('unknown');
+      expect(await extractQueue.getJobCountByTypes('waiting')).toBe(DOCS.length);
     } finally {
       await synthesizeQueue.close();
+      await extractQueue.close();
     }
 
     const app = await startWorker();
@@ -126,9 +127,9 @@ describe('worker: doc_review flow fan-out and fan-in', () => {
     // Fan-in: synthesize started after the last extract finished, and gathered all four summaries.
     const lastExtractDone = Math.max(...extracts.map((t) => t.finished_at.getTime()));
     expect(synthesize.started_at.getTime()).toBeGreaterThanOrEqual(lastExtractDone);
-    const gathered = synthesize.step_checkpoints[0]!.summary as { documents: { document_id: string }[]; missing: unknown[] };
-    expect(gathered.documents.map((d) => d.document_id).sort()).toEqual(['alpha', 'beta', 'delta', 'gamma']);
-    expect(gathered.missing).toEqual([]);
+    const gathered = synthesize.step_checkpoints[0]!.summary as { summaries: { extract: { key: string; status: string }[] } };
+    expect(gathered.summaries.extract.map((d) => d.key)).toEqual(['alpha', 'beta', 'gamma', 'delta']);
+    expect(gathered.summaries.extract.every((d) => d.status === 'success')).toBe(true);
 
     const root = await database.pool.query<{ output_summary: { synthesis: unknown; documents: unknown[] } }>('select output_summary from agent_task_state where task_id = $1', [jobId]);
     expect(root.rows[0]!.output_summary.documents).toHaveLength(DOCS.length);

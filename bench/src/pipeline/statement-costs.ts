@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
-import { parseJobSubmission, type RouteRecord } from '@switchyard/contracts';
-import { planJob, type JobPlan } from '@switchyard/orchestration';
+import { EnvSchema } from '@switchyard/config';
+import type { RouteRecord } from '@switchyard/contracts';
+import { parseWorkflowSubmission, planWorkflowJob, type JobPlan } from '@switchyard/orchestration';
+import { loadWorkflowsDir } from '@switchyard/workflows';
 import { TaskRepository, connectDatabase, type Lease, type StepCheckpoint } from '@switchyard/state';
 import { cpuSnapshot, cpuSpent } from '../support/cpu';
 import { fixed, table } from '../support/report';
@@ -59,13 +61,18 @@ export async function measureStatementCosts(dbUrl: string, jobs = 400): Promise<
     costs.push({ name, calls, perSecond: calls / seconds, nodeUs: (spent.node * 1e6) / calls, postgresUs: (spent.postgres * 1e6) / calls });
   };
   try {
+    const docReview = parseWorkflowSubmission(
+      {
+        type: 'doc_review',
+        input: { question: 'What is the warranty period?', documents: [1, 2, 3, 4, 5].map((d) => ({ id: `d${d}`, text: `Document ${d}. The warranty period is 12 months.` })) },
+      },
+      loadWorkflowsDir(EnvSchema.parse({}).WORKFLOWS_DIR).workflows,
+    );
     const plan = (): JobPlan =>
-      planJob(
-        parseJobSubmission({
-          type: 'doc_review',
-          input: { question: 'What is the warranty period?', documents: [1, 2, 3, 4, 5].map((d) => ({ id: `d${d}`, text: `Document ${d}. The warranty period is 12 months.` })) },
-        }),
-        { tenantId: 'bench-profile', newId: randomUUID, trace: {}, policy: { maxAttempts: 5 } },
+      planWorkflowJob(
+        docReview.workflow,
+        docReview.submission,
+        { tenantId: 'bench-profile', newId: randomUUID, trace: {} },
       );
     const warm = Array.from({ length: 50 }, plan);
     for (const p of warm) await repo.createJob(p.root, p.tasks);
@@ -91,7 +98,7 @@ export async function measureStatementCosts(dbUrl: string, jobs = 400): Promise<
     const routes: RouteRecord[] = [{ step: 1, target: 'bench', model: 'bench', rule: 'bench', outcome: 'ok', latency_ms: 0 }];
     const output = { conclusion: '12 months', evidence: ['e'], confidence: 0.9, document_id: 'd1' };
     await measure('completeTask', half, (i) => repo.completeTask(leases[i]!, extract, output, routes, 0));
-    await measure('findTasksOfRole (5 rows)', jobs, (i) => repo.findTasksOfRole(plans[i]!.jobId, 'extract'));
+    await measure('findTaskOutcomes (5 rows)', jobs, (i) => repo.findTaskOutcomes(plans[i]!.jobId, ['extract']));
 
     // The claim's exact SQL (captured above), sent as an unnamed statement and as a named, plan-cached one.
     if (claimSql) {

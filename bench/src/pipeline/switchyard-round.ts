@@ -1,13 +1,21 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { FlowProducer, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import pino from 'pino';
-import { ZodError } from 'zod';
 import { EnvSchema } from '@switchyard/config';
-import { parseJobSubmission, parseQueueJob, type AgentRole } from '@switchyard/contracts';
 import { createLogger, extractTraceContext, injectTraceCarrier, startTelemetry, withSpan, type Logger } from '@switchyard/observability';
-import { TaskRunner, agentRegistry, applySettlement, planJob, settlementFor } from '@switchyard/orchestration';
+import {
+  TaskQueues,
+  TaskRunner,
+  WorkflowVersions,
+  applySettlement,
+  parseTaskPayload,
+  parseWorkflowSubmission,
+  planWorkflowJob,
+  settlementFor,
+} from '@switchyard/orchestration';
+import { loadWorkflowsDir } from '@switchyard/workflows';
 import { TaskRepository, connectDatabase, type DatabaseHandle } from '@switchyard/state';
 import { cpuSnapshot, cpuSpent } from '../support/cpu';
 import { InstantModelRouter } from '../support/fake-model-router';
@@ -33,16 +41,13 @@ function devNullLogger(service: string): Logger {
   return createLogger(service, process.env.BENCH_SY_LOG_LEVEL ?? 'info', pino.destination({ dest: '/dev/null', sync: true }));
 }
 
+/** The shipped workflows (config/workflows), as the apps load them. */
+const { workflows } = loadWorkflowsDir(EnvSchema.parse({}).WORKFLOWS_DIR);
+
 /** apps/worker/src/processors/task.processor.ts without Nest: the same payload check, span and outcome mapping. */
-function taskProcessor(role: AgentRole, runner: TaskRunner, shutdown: AbortSignal, logger: Logger) {
+function taskProcessor(role: string, runner: TaskRunner, shutdown: AbortSignal, logger: Logger) {
   return async (job: Job, token?: string): Promise<{ outcome: string }> => {
-    let payload;
-    try {
-      payload = parseQueueJob(role, job.data).data;
-    } catch (error) {
-      if (error instanceof ZodError) throw new UnrecoverableError(`malformed ${role} payload: ${error.message}`);
-      throw error;
-    }
+    const payload = parseTaskPayload(role, job.data);
     const parent = extractTraceContext(payload.trace);
     const attributes = { 'switchyard.job_id': payload.job_id, 'switchyard.task_id': payload.task_id };
     return withSpan(`task ${role}`, parent, { attributes }, async () => {
@@ -94,25 +99,29 @@ async function timedJobs(request: RoundRequest, p: Process, label: string, jobs:
   const prefix = `${request.prefix}:sy-${label}`;
   const tenant = `bench-${label}`;
   const supervisorTasks = new TaskRepository(p.supervisorDb.db, p.supervisorDb.pool);
+  const producerRedis = connectRedis('sy-bench-supervisor');
+  const workerRedis = connectRedis('sy-bench-worker');
+  const policy = { maxAttempts: DEFAULTS.TASK_MAX_ATTEMPTS };
+  const supervisorQueues = new TaskQueues(producerRedis, prefix, policy);
+  const workerQueues = new TaskQueues(workerRedis, prefix, policy);
   const runner = new TaskRunner({
     tasks: new TaskRepository(p.workerDb.db, p.workerDb.pool),
     router: p.router,
-    agents: agentRegistry(),
+    versions: new WorkflowVersions(),
+    enqueue: (ready) => workerQueues.enqueue(ready),
     workerId: `bench-worker:${process.pid}:${randomBytes(3).toString('hex')}`,
     logger: p.workerLogger,
     heartbeatMs: DEFAULTS.HEARTBEAT_MS,
     maxTargetWaitMs: DEFAULTS.TARGET_WAIT_MAX_MS,
+    optionalTargetWaitMs: DEFAULTS.OPTIONAL_TARGET_WAIT_MS,
   });
-  const producerRedis = connectRedis('sy-bench-supervisor');
-  const workerRedis = connectRedis('sy-bench-worker');
-  const flows = new FlowProducer({ connection: producerRedis, prefix });
   const done = countdown(jobs, s.roundTimeoutMs, 'jobs');
   const options = { connection: workerRedis, prefix, concurrency: s.switchyardConcurrency };
   const workers = (['extract', 'synthesize'] as const).map(
     (role) => new Worker(role, taskProcessor(role, runner, p.shutdown.signal, p.workerLogger), options),
   );
   // The synthesize task is the last of its job, and its completeTask marks the job's root
-  // row success in the same statement: a completed synthesize queue job is a finished job.
+  // row success in the same transaction: a completed synthesize queue job is a finished job.
   workers[1]!.on('completed', () => done.hit());
   for (const worker of workers) {
     worker.on('failed', (job, error) => done.fail(new Error(`${worker.name} job ${job?.id} failed: ${error.message}`)));
@@ -138,12 +147,12 @@ async function timedJobs(request: RoundRequest, p: Process, label: string, jobs:
     await forEachLimit(jobs, s.submitConcurrency, async (n) => {
       // JobsService.submit for POST /v1/jobs, without HTTP (the span stands in for the request's).
       await withSpan('POST /v1/jobs', extractTraceContext({}), {}, async () => {
-        const submission = parseJobSubmission(submissionBody(s.children, n));
-        const plan = planJob(submission, { tenantId: tenant, newId: randomUUID, trace: injectTraceCarrier(), policy: { maxAttempts: DEFAULTS.TASK_MAX_ATTEMPTS } });
+        const { workflow, submission } = parseWorkflowSubmission(submissionBody(s.children, n), workflows);
+        const plan = planWorkflowJob(workflow, submission, { tenantId: tenant, newId: randomUUID, trace: injectTraceCarrier() });
         const created = await supervisorTasks.createJob(plan.root, plan.tasks);
         if (!created.created) throw new Error('bench job was not created');
         try {
-          await flows.add(plan.flow);
+          await supervisorQueues.enqueue(plan.ready);
         } catch (error) {
           await supervisorTasks.deleteJob(tenant, plan.jobId);
           throw error;
@@ -173,7 +182,7 @@ async function timedJobs(request: RoundRequest, p: Process, label: string, jobs:
     return { side: 'switchyard', label, jobs, queueJobs, seconds, tasksPerSecond: queueJobs / seconds, cpu, queries, queryKinds };
   } finally {
     clearInterval(sampler);
-    await Promise.allSettled([...workers.map((w) => w.close()), flows.close()]);
+    await Promise.allSettled([...workers.map((w) => w.close()), supervisorQueues.close(), workerQueues.close()]);
     producerRedis.disconnect();
     workerRedis.disconnect();
     await deleteKeys(`${prefix}:`);

@@ -75,6 +75,8 @@ export const EnvSchema = z.object({
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(8),
   WORKER_ID: z.string().min(1).max(128).optional(),
   ROUTER_CONFIG: z.string().min(1).default('config/router.yaml'),
+  /** One YAML file per job type (SPEC §6); watched, a bad file is rejected and the old set stays. */
+  WORKFLOWS_DIR: z.string().min(1).default('config/workflows'),
   API_KEYS: apiKeys,
   /** Per-tenant running limits and daily budgets (SPEC §6); reloaded on change, a bad file keeps the old one. */
   TENANTS_CONFIG: z.string().min(1).default('config/tenants.yaml'),
@@ -110,6 +112,8 @@ export const EnvSchema = z.object({
   SWEEPER_ENABLED: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   /** How long a durable task waits for an eligible model target when every one is down, before failing. */
   TARGET_WAIT_MAX_MS: millis(15 * 60_000),
+  /** How long an optional task waits for an eligible model target before it is skipped (degradation). */
+  OPTIONAL_TARGET_WAIT_MS: millis(5_000),
   TASK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
   MAX_BODY_BYTES: z.coerce.number().int().min(1_024).default(10 * 1024 * 1024),
   SHUTDOWN_GRACE_MS: millis(20_000),

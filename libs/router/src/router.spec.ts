@@ -221,6 +221,18 @@ describe('Router.chat', () => {
     expect(result.usage).toEqual({ inputTokens: 9, outputTokens: 2, estimated: true });
   });
 
+  it('sends a json_schema response_format as given, and counts a reply that is not JSON as bad output', async () => {
+    const local = await fakeUpstream(answer('not json at all'));
+    const router = routerFor([{ name: 'local_a', port: local.port }]);
+    const responseFormat = {
+      type: 'json_schema' as const,
+      json_schema: { name: 'triage', strict: true, schema: { type: 'object', required: ['severity'], properties: { severity: { type: 'string' } } } },
+    };
+    await router.chat({ meta: meta(), messages, responseFormat });
+    expect(local.received[0]!.body.response_format).toEqual(responseFormat);
+    expect(router.snapshot().find((t) => t.name === 'local_a')!.score).toBeLessThan(100);
+  });
+
   it('fails over to the next target on a 500, without SDK retries', async () => {
     const first = await fakeUpstream(fail(500));
     const second = await fakeUpstream(answer('from second'));

@@ -300,7 +300,7 @@ export class Router implements RouterAdmin {
             continue;
           }
         }
-        if (error instanceof NoEligibleTargetError && lastError !== undefined) {
+        if (error instanceof NoEligibleTargetError && (lastError !== undefined || lastBadOutput !== undefined)) {
           stopReason = 'no other eligible target';
           break;
         }
@@ -355,8 +355,8 @@ export class Router implements RouterAdmin {
       }
     }
 
-    // Every target answered, none as the schema asks: the caller gets the last answer and judges it.
-    if (lastBadOutput !== undefined && lastError === undefined) {
+    // No target answered as the schema asks: the caller gets the last answer there was and judges it.
+    if (lastBadOutput !== undefined) {
       return this.result(lastBadOutput.outcome.result, lastBadOutput.outcome.record, lastBadOutput.decision, meta, attempts, started, restrictions);
     }
     const errorClass = lastError?.errorClass ?? 'timeout';

@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { DocReviewInputSchema } from '@switchyard/contracts';
 import type { CallStep, CompiledWorkflow } from './compiled-workflow';
 import { itemKeyOf, itemsOf, validateInput, withItemKey } from './input';
 import { loadWorkflowsDir } from './load-workflows';
@@ -127,7 +126,6 @@ describe('doc_review.yaml', () => {
     it.each(cases)('%s', (_name, input, paths) => {
       const checked = validateInput(docReview, input);
       expect(checked.ok ? [] : checked.issues.map((i) => i.path)).toEqual(paths);
-      expect(DocReviewInputSchema.safeParse(input).success).toBe(paths.length === 0);
     });
 
     it('names the duplicate id in the message', () => {

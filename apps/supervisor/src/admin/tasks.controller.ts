@@ -1,9 +1,9 @@
 import { Controller, Get, Inject, Query, UseGuards } from '@nestjs/common';
 import type { AppConfig } from '@switchyard/config';
 import { APP_CONFIG } from '@switchyard/platform';
+import { TaskQueues, WorkflowCatalog } from '@switchyard/orchestration';
 import { TaskRecoveryRepository } from '@switchyard/state';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
-import { TASK_QUEUES, type TaskQueues } from '../sweeper/task-queues';
 import { parseAdminTasksQuery } from './tasks.query';
 
 /**
@@ -16,7 +16,8 @@ import { parseAdminTasksQuery } from './tasks.query';
 export class AdminTasksController {
   constructor(
     private readonly recovery: TaskRecoveryRepository,
-    @Inject(TASK_QUEUES) private readonly queues: TaskQueues,
+    @Inject(TaskQueues) private readonly queues: TaskQueues,
+    @Inject(WorkflowCatalog) private readonly catalog: WorkflowCatalog,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -55,9 +56,9 @@ export class AdminTasksController {
   @Get('queues')
   async queueCounts() {
     const entries = await Promise.all(
-      [...this.queues].map(async ([role, queue]) => ({
+      [...new Set([...this.catalog.roles(), ...this.queues.roles()])].sort().map(async (role) => ({
         queue: role,
-        counts: await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'),
+        counts: await this.queues.queue(role).getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'),
       })),
     );
     return { queues: entries };

@@ -1,7 +1,9 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { Redis } from 'ioredis';
+import { WorkflowCatalog } from '@switchyard/orchestration';
 import { DATABASE, MigrationsReadiness, REDIS, checkDependencies } from '@switchyard/platform';
+import { formatWorkflowIssue } from '@switchyard/workflows';
 import type { DatabaseHandle } from '@switchyard/state';
 
 @Controller()
@@ -11,6 +13,7 @@ export class HealthController {
   constructor(
     @Inject(DATABASE) private readonly database: DatabaseHandle,
     @Inject(REDIS) private readonly redis: Redis,
+    @Inject(WorkflowCatalog) private readonly workflows: WorkflowCatalog,
   ) {
     this.migrations = new MigrationsReadiness(database.pool);
   }
@@ -21,10 +24,21 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Readiness: Postgres and Redis answer, and the database has every shipped migration. */
+  /**
+   * Readiness: Postgres and Redis answer, the database has every shipped migration, and at least
+   * one workflow loaded. Rejected workflow files are listed under the `workflows` check (file,
+   * path, problem) without making the process unready: the valid job types still serve.
+   */
   @Get('readyz')
   async readyz(@Res() reply: FastifyReply) {
-    const checks = await checkDependencies(this.database, this.redis, undefined, this.migrations);
+    const errors = this.workflows.errors.map(formatWorkflowIssue);
+    const workflows = {
+      name: 'workflows',
+      ok: this.workflows.workflows.size > 0,
+      types: [...this.workflows.workflows.keys()].sort(),
+      ...(errors.length ? { error: `${errors.length} workflow problem(s); rejected files are not loaded`, rejected: errors } : {}),
+    };
+    const checks = [...(await checkDependencies(this.database, this.redis, undefined, this.migrations)), workflows];
     const ready = checks.every((c) => c.ok);
     void reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
   }

@@ -30,7 +30,8 @@ const job = (status: string, step = 0): JobResponse => ({
   progress: { completed: 0, total: 1 },
   created_at: 'x',
   updated_at: 'x',
-  tasks: [{ task_id: 't1', parent_task_id: 'j1', agent_id: 'a', role: 'extract', status, optional: false, current_step: step, total_steps: 2, retry_count: 0, route_targets: [], output_summary: null, cost_usd: 0, updated_at: 'x' }],
+  tasks: [{ task_id: 't1', parent_task_id: 'j1', agent_id: 'a', role: 'extract',
+    depends_on: [], status, optional: false, current_step: step, total_steps: 2, retry_count: 0, route_targets: [], output_summary: null, cost_usd: 0, updated_at: 'x' }],
 });
 
 function setup(states: JobResponse[]) {

@@ -6,6 +6,7 @@ const task = (status: string, step: number): TaskResponse => ({
   parent_task_id: 'j',
   agent_id: 'extract-1',
   role: 'extract',
+    depends_on: [],
   status,
   optional: false,
   current_step: step,

@@ -6,6 +6,8 @@ export interface TaskResponse {
   parent_task_id: string | null;
   agent_id: string;
   role: string;
+  /** The tasks (ids) this one waits for (fan-in). */
+  depends_on: string[];
   status: string;
   optional: boolean;
   current_step: number;
@@ -45,6 +47,7 @@ export function presentTask(task: TaskView): TaskResponse {
     parent_task_id: task.parentTaskId,
     agent_id: task.agentId,
     role: task.role,
+    depends_on: task.dependsOn,
     status: task.status,
     optional: task.optional,
     current_step: task.currentStep,

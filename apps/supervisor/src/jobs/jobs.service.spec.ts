@@ -1,10 +1,11 @@
-import type { FlowProducer } from 'bullmq';
 import { loadConfig } from '@switchyard/config';
 import { createLogger } from '@switchyard/observability';
+import { WorkflowCatalog, type QueuedTask, type TaskQueues } from '@switchyard/orchestration';
 import type { AdmissionRepository, TaskRepository, TenantBudgetRepository, WebhookOutboxRepository } from '@switchyard/state';
 import type { AdmissionService } from '../admission/admission.service';
 import { JobsService } from './jobs.service';
 
+const catalog = new WorkflowCatalog({ dir: 'config/workflows', logger: createLogger('test', 'silent') });
 const body = { type: 'doc_review', input: { question: 'q?', documents: [{ id: 'd1', text: 'text' }] } };
 
 /** Submit with the storage and the queue replaced: what it writes, what it enqueues, what it answers. */
@@ -27,13 +28,13 @@ function setup(options: { admitted: (jobId: string) => string[]; statusAfterPass
   const admissions = { jobStatus: async () => options.statusAfterPass ?? 'queued' } as unknown as AdmissionRepository;
   const callbacks: string[] = [];
   const webhooks = { setCallback: async (_t: string, _j: string, url: string) => void callbacks.push(url) } as unknown as WebhookOutboxRepository;
-  const flowProducer = { add: async (flow: unknown) => void flows.push(flow) } as unknown as FlowProducer;
-  const service = new JobsService(tasks, admission, admissions, webhooks, {} as TenantBudgetRepository, flowProducer, loadConfig(options.env ?? {}), createLogger('test', 'silent'));
+  const queues = { enqueue: async (ready: QueuedTask[]) => void flows.push(ready) } as unknown as TaskQueues;
+  const service = new JobsService(tasks, catalog, admission, admissions, webhooks, {} as TenantBudgetRepository, queues, loadConfig(options.env ?? {}), createLogger('test', 'silent'));
   return { service, created, flows, callbacks };
 }
 
 describe('JobsService.submit', () => {
-  it('writes the job queued and enqueues its flow once this submission admitted it', async () => {
+  it('writes the job queued and enqueues its ready tasks once this submission admitted it', async () => {
     const { service, created, flows } = setup({ admitted: (id) => [id] });
     expect((await service.submit('t', body, undefined)).status).toBe('pending');
     expect(created.every((row) => row.status === 'queued')).toBe(true);

@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectFlowProducer } from '@nestjs/bullmq';
-import type { FlowProducer } from 'bullmq';
-import type { AppConfig } from '@switchyard/config';
-import { parseJobSubmission, ValidationError, type TaskStatus } from '@switchyard/contracts';
+import { ValidationError, type TaskStatus } from '@switchyard/contracts';
 import { injectTraceCarrier, type Logger } from '@switchyard/observability';
-import { describeError, planJob } from '@switchyard/orchestration';
+import type { AppConfig } from '@switchyard/config';
+import { TaskQueues, WorkflowCatalog, describeError, parseWorkflowSubmission, planWorkflowJob } from '@switchyard/orchestration';
 import { APP_CONFIG, LOGGER, withDeadline } from '@switchyard/platform';
 import { AdmissionRepository, TaskRepository, TenantBudgetRepository, WebhookOutboxRepository, type NewTaskRow } from '@switchyard/state';
 import { AdmissionService } from '../admission/admission.service';
 import { ApiError } from '../http/api-error';
-import { TASK_FLOW_PRODUCER } from '../queues/queue.constants';
+import { SUBMISSION_QUEUES } from '../workflows/workflows.module';
 import { encodeCursor, type JobListQuery } from './job-list.query';
 import { presentJob, presentJobHeader, type JobListItem, type JobResponse } from './job.presenter';
 import { requestHash } from './request-hash';
@@ -27,19 +25,22 @@ export function assertJobId(id: string): void {
 export class JobsService {
   constructor(
     private readonly tasks: TaskRepository,
+    @Inject(WorkflowCatalog) private readonly catalog: WorkflowCatalog,
     private readonly admission: AdmissionService,
     private readonly admissions: AdmissionRepository,
     private readonly webhooks: WebhookOutboxRepository,
     private readonly budgets: TenantBudgetRepository,
-    @InjectFlowProducer(TASK_FLOW_PRODUCER) private readonly flows: FlowProducer,
+    // Submissions enqueue through the fail-fast connection: a Redis outage must not hold the request.
+    @Inject(SUBMISSION_QUEUES) private readonly queues: TaskQueues,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   /**
-   * Validates, writes the job tree in one transaction as `queued` (Postgres is the record: from
-   * here the job is accepted), then runs an admission pass. An admitted job's flow is enqueued
-   * within REDIS_REQUEST_TIMEOUT_MS; if the queue cannot take it in time (Redis away), its
+   * Validates against the job type's workflow, writes the job tree in one statement as `queued`
+   * (Postgres is the record: from here the job is accepted), then runs an admission pass. An
+   * admitted job's tasks without dependencies are enqueued (the others as their dependencies
+   * finish) within REDIS_REQUEST_TIMEOUT_MS; if the queue cannot take it in time (Redis away), its
    * pending tasks have no queue entry and the sweeper's reconcile enqueues them once Redis
    * answers. A job beyond its tenant's or the fleet's running limit stays queued (202, status
    * `queued`) for a later pass.
@@ -48,14 +49,13 @@ export class JobsService {
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw new ValidationError([{ path: 'header Idempotency-Key', message: 'must be 1-255 visible ASCII characters' }]);
     }
-    const submission = parseJobSubmission(body);
+    const { workflow, submission } = parseWorkflowSubmission(body, this.catalog.workflows);
     if (submission.callback_url !== undefined) await this.checkCallback(submission.callback_url);
     const hash = requestHash(submission);
-    const plan = planJob(submission, {
+    const plan = planWorkflowJob(workflow, submission, {
       tenantId,
       newId: randomUUID,
       trace: injectTraceCarrier(),
-      policy: { maxAttempts: this.config.TASK_MAX_ATTEMPTS },
       ...(idempotencyKey ? { idempotency: { key: idempotencyKey, requestHash: hash } } : {}),
     });
     const queued = (row: NewTaskRow): NewTaskRow => ({ ...row, status: 'queued' });
@@ -85,7 +85,7 @@ export class JobsService {
       return { job_id: plan.jobId, status };
     }
     try {
-      await withDeadline(this.flows.add(plan.flow), this.config.REDIS_REQUEST_TIMEOUT_MS, 'enqueueing the job');
+      await withDeadline(this.queues.enqueue(plan.ready), this.config.REDIS_REQUEST_TIMEOUT_MS, 'enqueueing the job');
       this.logger.info(logFields, 'job submitted');
     } catch (error) {
       this.logger.warn({ ...logFields, err: describeError(error) }, 'job submitted; the queue did not take it in time, the sweeper enqueues it when Redis answers');

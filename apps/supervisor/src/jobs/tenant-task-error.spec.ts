@@ -18,6 +18,9 @@ describe('tenantTaskError', () => {
     ],
     ['ContextWindowExceededError: request too large: about 90000 input tokens, but local_vllm_7b 32768 (limit 29491)', 'context_length_exceeded'],
     ['invalid data: documents.0: Required', 'invalid_data'],
+    ['timeout: the task ran longer than its 90 s', 'timeout'],
+    ['BadOutputError: triage: replies of local_vllm_7b and cloud_main do not match the declared output (severity: invalid)', 'bad_output'],
+    ['skipped: no model target could serve this optional task for 5 s: NoEligibleTargetError: no eligible target (policy local_first)', 'skipped'],
     ['TypeError: cannot read properties of undefined (reading local_vllm_7b)', 'task_failed'],
   ])('gives a stable code and a message without internals for %j', (reason, code) => {
     const error = tenantTaskError(reason);

@@ -12,6 +12,8 @@ const PATTERNS: readonly [RegExp, (match: RegExpMatchArray) => TenantTaskError][
   [/ContextWindowExceededError/, () => ({ code: 'context_length_exceeded', message: "the task's input is too long for the models that may serve it" })],
   [/RouterCallError|model call failed/, () => ({ code: 'upstream_failed', message: 'the model calls of this task failed' })],
   [/^invalid data/, () => ({ code: 'invalid_data', message: "the task's data was not valid" })],
+  [/^timeout: /, () => ({ code: 'timeout', message: 'the task ran longer than its time limit' })],
+  [/BadOutputError/, () => ({ code: 'bad_output', message: "the model replies did not match the agent's declared output" })],
 ];
 
 /**
@@ -25,6 +27,12 @@ export function tenantTaskError(reason: string): TenantTaskError {
   if (jobFailure) {
     const inner = tenantTaskError(jobFailure[2] ?? '');
     return { code: inner.code, message: `task ${jobFailure[1]} failed: ${inner.message}` };
+  }
+  // An optional task given up under degradation: say so, and why, the same way.
+  const skipped = /^skipped: ([\s\S]*)$/.exec(reason);
+  if (skipped) {
+    const inner = tenantTaskError(skipped[1] ?? '');
+    return { code: 'skipped', message: `optional task skipped: ${inner.message}` };
   }
   for (const [pattern, present] of PATTERNS) {
     const match = pattern.exec(reason);

@@ -1,13 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { AgentRoleSchema, type TaskPayload } from '@switchyard/contracts';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
-import { agentRegistry, decideReconcile, decideStale, describeError, roleDependencies, taskJobOptions } from '@switchyard/orchestration';
+import { TaskQueues, decideReconcile, decideStale, describeError, type QueuedTask } from '@switchyard/orchestration';
 import { APP_CONFIG, LOGGER } from '@switchyard/platform';
-import { TaskRecoveryRepository, resumeJobId, type PendingCursor, type PendingTask, type RoleDependencies } from '@switchyard/state';
-import { TASK_QUEUES, type TaskQueues } from './task-queues';
+import { TaskRecoveryRepository, resumeJobId, type PendingCursor, type PendingTask } from '@switchyard/state';
 
 export interface SweepReport {
   requeued: number;
@@ -21,14 +19,14 @@ export interface SweepReport {
  * heartbeat stopped (several supervisors may sweep at once: the claim skips locked rows),
  * bumping retry_count and the lease version, and enqueues each again under a new queue job id,
  * or fails it past the retry limit; (2) reconciles the other way: a page of pending tasks is
- * checked against the queues, and one that has no runnable queue job (Redis lost it, or its
- * flow parent cannot move) and whose dependencies are done is enqueued again. Postgres is the
+ * checked against the queues, and one that has no runnable queue job (Redis lost it, or the
+ * worker that finished its last dependency died before enqueuing it) and whose dependencies
+ * are done is enqueued again. Postgres is the
  * record; Redis is only transport.
  */
 @Injectable()
 export class StaleTaskSweeper implements OnApplicationBootstrap, OnModuleDestroy {
   readonly sweeperId = `sweeper:${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  private readonly dependencies: RoleDependencies = roleDependencies(agentRegistry());
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
   private stopped = false;
@@ -39,7 +37,7 @@ export class StaleTaskSweeper implements OnApplicationBootstrap, OnModuleDestroy
 
   constructor(
     private readonly recovery: TaskRecoveryRepository,
-    @Inject(TASK_QUEUES) private readonly queues: TaskQueues,
+    @Inject(TaskQueues) private readonly queues: TaskQueues,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) logger: Logger,
   ) {
@@ -108,7 +106,7 @@ export class StaleTaskSweeper implements OnApplicationBootstrap, OnModuleDestroy
   }
 
   private async reconcilePending(report: SweepReport): Promise<void> {
-    const { now, tasks } = await this.recovery.pendingPage(this.dependencies, this.config.RECONCILE_BATCH, this.cursor);
+    const { now, tasks } = await this.recovery.pendingPage(this.config.RECONCILE_BATCH, this.cursor);
     const last = tasks.at(-1);
     // Walk the pending index a page per sweep and start over at its end: O(page) per sweep.
     this.cursor = tasks.length < this.config.RECONCILE_BATCH || !last ? undefined : { updatedAt: last.updatedAt, taskId: last.taskId };
@@ -127,25 +125,17 @@ export class StaleTaskSweeper implements OnApplicationBootstrap, OnModuleDestroy
     }
   }
 
-  private queueFor(role: string) {
-    const parsed = AgentRoleSchema.safeParse(role);
-    const queue = parsed.success ? this.queues.get(parsed.data) : undefined;
-    if (!queue) throw new Error(`no queue for role "${role}"`);
-    return queue;
-  }
-
   private async queueStates(task: PendingTask): Promise<string[]> {
-    const queue = this.queueFor(task.role);
+    const queue = this.queues.queue(task.role);
     const ids = [task.taskId, ...(task.queueJobId && task.queueJobId !== task.taskId ? [task.queueJobId] : [])];
     return Promise.all(ids.map((id) => queue.getJobState(id)));
   }
 
   private async jobExists(task: Pick<PendingTask, 'role'>, jobId: string): Promise<boolean> {
-    return (await this.queueFor(task.role).getJobState(jobId)) !== 'unknown';
+    return (await this.queues.queue(task.role).getJobState(jobId)) !== 'unknown';
   }
 
-  private async enqueue(task: { role: string; tenantId: string; jobId: string; taskId: string }, jobId: string): Promise<void> {
-    const payload: TaskPayload = { tenant_id: task.tenantId, job_id: task.jobId, task_id: task.taskId, trace: {} };
-    await this.queueFor(task.role).add(task.role, payload, { ...taskJobOptions({ maxAttempts: this.config.TASK_MAX_ATTEMPTS }), jobId });
+  private async enqueue(task: QueuedTask, jobId: string): Promise<void> {
+    await this.queues.enqueue([task], () => jobId);
   }
 }

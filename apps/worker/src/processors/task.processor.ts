@@ -1,36 +1,27 @@
-import { WorkerHost } from '@nestjs/bullmq';
-import { UnrecoverableError, type Job } from 'bullmq';
-import { ZodError } from 'zod';
-import { parseQueueJob, type AgentRole } from '@switchyard/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Job } from 'bullmq';
 import { extractTraceContext, withSpan, type Logger } from '@switchyard/observability';
-import { applySettlement, settlementFor, type TaskRunner } from '@switchyard/orchestration';
-import type { ShutdownSignal } from './shutdown-signal';
+import { TaskRunner, applySettlement, parseTaskPayload, settlementFor } from '@switchyard/orchestration';
+import { LOGGER } from '@switchyard/platform';
+import { ShutdownSignal } from './shutdown-signal';
 
 /**
- * Turns a queue job into a task run and the run's outcome back into what BullMQ expects:
- * return = done, throw = retry with backoff, UnrecoverableError = failed for good.
+ * Turns a queue job of any role into a task run and the run's outcome back into what BullMQ
+ * expects: return = done, throw = retry with backoff, UnrecoverableError = failed for good.
+ * The task row (its job's workflow and its role) picks the agent, not the queue.
  */
-export abstract class TaskProcessor extends WorkerHost {
-  abstract readonly role: AgentRole;
-
+@Injectable()
+export class TaskProcessor {
   constructor(
     private readonly runner: TaskRunner,
     private readonly shutdown: ShutdownSignal,
-    private readonly logger: Logger,
-  ) {
-    super();
-  }
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
 
-  async process(job: Job, token?: string): Promise<{ outcome: string }> {
-    let payload;
-    try {
-      payload = parseQueueJob(this.role, job.data).data;
-    } catch (error) {
-      if (error instanceof ZodError) throw new UnrecoverableError(`malformed ${this.role} payload: ${error.message}`);
-      throw error;
-    }
+  async process(role: string, job: Job, token?: string): Promise<{ outcome: string }> {
+    const payload = parseTaskPayload(role, job.data);
     const parent = extractTraceContext(payload.trace);
-    return withSpan(`task ${this.role}`, parent, { attributes: { 'switchyard.job_id': payload.job_id, 'switchyard.task_id': payload.task_id } }, async () => {
+    return withSpan(`task ${role}`, parent, { attributes: { 'switchyard.job_id': payload.job_id, 'switchyard.task_id': payload.task_id } }, async () => {
       const outcome = await this.runner.run(
         payload,
         {
@@ -41,7 +32,7 @@ export abstract class TaskProcessor extends WorkerHost {
         this.shutdown.signal,
       );
       const settlement = settlementFor(outcome, payload, Date.now());
-      if (settlement.action === 'delay') this.logger.info({ task_id: payload.task_id, queue: this.role }, settlement.reason);
+      if (settlement.action === 'delay') this.logger.info({ task_id: payload.task_id, queue: role }, settlement.reason);
       return applySettlement(settlement, job, token);
     });
   }

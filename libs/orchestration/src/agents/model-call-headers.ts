@@ -1,6 +1,12 @@
 import { activeTraceId } from '@switchyard/observability';
-import type { StepContext } from './agent-definition';
 import type { ModelCallContext } from './model-router.port';
+
+/** The task and step a model call belongs to. */
+export interface StepContext {
+  task: { taskId: string; tenantId: string; jobId: string };
+  step: number;
+  signal: AbortSignal;
+}
 
 /**
  * Headers every model call of a step carries upstream: they let an idempotent upstream (and

@@ -1,5 +1,5 @@
 import type { RequestMeta } from '@switchyard/contracts';
-import type { AttemptRecorder } from '@switchyard/router';
+import type { AttemptRecorder, JsonSchemaResponseFormat } from '@switchyard/router';
 
 /**
  * What agents need from the router. Declared here (the consumer) so that orchestration
@@ -16,6 +16,8 @@ export interface ModelChatRequest {
   maxTokens?: number;
   temperature?: number;
   jsonMode?: boolean;
+  /** Structured output: the reply must match the schema (`response_format: json_schema`). */
+  responseFormat?: JsonSchemaResponseFormat;
   excludeTargets?: string[];
   headers?: Record<string, string>;
   /**

@@ -25,9 +25,6 @@ export function parseModelSummary(content: string): ModelSummary | null {
   return null;
 }
 
-export const SUMMARY_INSTRUCTIONS =
-  'Answer with one JSON object and nothing else: {"conclusion": string, "evidence": string[], "confidence": number between 0 and 1}.';
-
 export interface SummaryCall {
   meta: RequestMeta;
   messages: ChatMessage[];

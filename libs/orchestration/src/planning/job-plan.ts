@@ -1,22 +1,18 @@
-import type { FlowJob } from 'bullmq';
-import type { JobSubmission, TraceCarrier } from '@switchyard/contracts';
+import type { TraceCarrier } from '@switchyard/contracts';
 import type { NewTaskRow } from '@switchyard/state';
-import type { TaskJobPolicy } from '../queues/queue-options';
+import type { QueuedTask } from '../queues/task-queues';
 
 export interface PlanContext {
   tenantId: string;
   newId: () => string;
   trace: TraceCarrier;
-  policy: TaskJobPolicy;
   idempotency?: { key: string; requestHash: string };
 }
 
-/** A job as rows to write (one transaction) and the BullMQ flow that drives them. */
+/** A job as rows to write (one statement), and the tasks to enqueue once they are written: those with no dependency. */
 export interface JobPlan {
   jobId: string;
   root: NewTaskRow;
   tasks: NewTaskRow[];
-  flow: FlowJob;
+  ready: QueuedTask[];
 }
-
-export type JobPlanner<S extends JobSubmission = JobSubmission> = (submission: S, ctx: PlanContext) => JobPlan;

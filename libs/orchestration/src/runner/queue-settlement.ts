@@ -33,6 +33,7 @@ export function settlementFor(outcome: RunOutcome, payload: TaskPayload, nowMs: 
   switch (outcome.kind) {
     case 'completed':
     case 'already_done':
+    case 'skipped':
     case 'lease_lost':
       // Lease lost: the worker that took the task over finishes it under its own queue job.
       return { action: 'complete', value: { outcome: outcome.kind } };

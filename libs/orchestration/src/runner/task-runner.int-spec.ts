@@ -5,17 +5,22 @@
  * during a long model call; losing the lease mid-call stops the work.
  */
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
-import { parseJobSubmission, type TaskPayload } from '@switchyard/contracts';
+import type { TaskPayload } from '@switchyard/contracts';
 import { createLogger } from '@switchyard/observability';
 import { ModelCallResultRepository, TaskRecoveryRepository, TaskRepository, type StepCheckpoint } from '@switchyard/state';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
 import { RetryBudgetSpentError } from '@switchyard/router';
-import { agentRegistry } from '../agents/agent-registry';
+import { compileWorkflow, loadWorkflowsDir, type WorkflowDefinition } from '@switchyard/workflows';
 import { IdempotentModelRouter } from '../agents/idempotent-model-router';
 import type { ModelChatRequest, ModelChatResult, ModelRouter } from '../agents/model-router.port';
-import { planJob } from '../planning/job-planners';
+import { parseWorkflowSubmission, planWorkflowJob } from '../planning/workflow-planner';
+import type { QueuedTask } from '../queues/task-queues';
+import { WorkflowVersions } from '../workflows/workflow-versions';
 import { TaskRunner } from './task-runner';
+
+const { workflows } = loadWorkflowsDir(join(__dirname, '../../../../config/workflows'));
 
 const ANSWER = JSON.stringify({ conclusion: 'Due in 30 days.', evidence: ['30 days'], confidence: 0.9 });
 
@@ -41,7 +46,7 @@ class CountingRouter implements ModelRouter {
 /** A repository whose next completeTask dies as a dropped connection would: the answer is in, the checkpoint is not. */
 class CrashingTaskRepository extends TaskRepository {
   crashes = 1;
-  override async completeTask(...args: Parameters<TaskRepository['completeTask']>): Promise<void> {
+  override async completeTask(...args: Parameters<TaskRepository['completeTask']>): ReturnType<TaskRepository['completeTask']> {
     if (this.crashes > 0) {
       this.crashes -= 1;
       throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
@@ -62,22 +67,29 @@ afterAll(async () => {
 });
 
 async function submitOneDocument(): Promise<{ extract: TaskPayload }> {
-  const submission = parseJobSubmission({ type: 'doc_review', input: { question: 'When is payment due?', documents: [{ id: 'a', text: 'Payment is due in 30 days.' }] } });
-  const plan = planJob(submission, { tenantId: 'acme', newId: randomUUID, trace: {}, policy: { maxAttempts: 3 } });
+  const { workflow, submission } = parseWorkflowSubmission(
+    { type: 'doc_review', input: { question: 'When is payment due?', documents: [{ id: 'a', text: 'Payment is due in 30 days.' }] } },
+    workflows,
+  );
+  const plan = planWorkflowJob(workflow, submission, { tenantId: 'acme', newId: randomUUID, trace: {} });
   await new TaskRepository(database.db).createJob(plan.root, plan.tasks);
   const extract = plan.tasks.find((t) => t.role === 'extract')!;
   return { extract: { tenant_id: 'acme', job_id: plan.jobId, task_id: extract.taskId, trace: {} } };
 }
 
-function runner(tasks: TaskRepository, router: ModelRouter, heartbeatMs = 1_000, maxTargetWaitMs = 60_000) {
+function runner(tasks: TaskRepository, router: ModelRouter, heartbeatMs = 1_000, maxTargetWaitMs = 60_000, enqueued: QueuedTask[] = []) {
   return new TaskRunner({
     tasks,
     router: new IdempotentModelRouter(router, new ModelCallResultRepository(database.db)),
-    agents: agentRegistry(),
+    versions: new WorkflowVersions(),
+    enqueue: async (ready) => {
+      enqueued.push(...ready);
+    },
     workerId: `worker-${randomUUID().slice(0, 6)}`,
     logger,
     heartbeatMs,
     maxTargetWaitMs,
+    optionalTargetWaitMs: 5_000,
   });
 }
 
@@ -162,6 +174,73 @@ describe('TaskRunner recovery (Postgres)', () => {
     expect(router.requests).toHaveLength(1);
     // A late duplicate finds the task done.
     expect((await runner(tasks, router).run(extract, attempt, new AbortController().signal)).kind).toBe('already_done');
+  });
+});
+
+describe('TaskRunner degradation and timeouts (Postgres)', () => {
+  /** Declared in TypeScript: `probe` may be skipped, `report` runs after it either way. */
+  const definition: WorkflowDefinition = {
+    type: 'probe_then_report',
+    input: { type: 'object', required: ['subject'], properties: { subject: { type: 'string' } } },
+    agents: [
+      { role: 'probe', optional: true, timeout_ms: 1_000, meta: { task_type: 'classify', complexity: 'low' }, prompt: { user: 'Probe {{input.subject}}' } },
+      { role: 'report', after: ['probe'], timeout_ms: 1_000, meta: { task_type: 'summarize' }, prompt: { user: 'Report: {{summaries.probe}}' } },
+    ],
+    result: 'report',
+  };
+  const workflow = compileWorkflow(definition, 'task-runner.int-spec');
+
+  async function submitProbe() {
+    const plan = planWorkflowJob(workflow, { type: workflow.type, input: { subject: 'disk' }, meta: { sensitivity: 'internal', priority: 'normal', tags: [] } }, { tenantId: 'acme', newId: randomUUID, trace: {} });
+    await new TaskRepository(database.db).createJob(plan.root, plan.tasks);
+    const payload = (role: string): TaskPayload => ({ tenant_id: 'acme', job_id: plan.jobId, task_id: plan.tasks.find((t) => t.role === role)!.taskId, trace: {} });
+    return { jobId: plan.jobId, probe: payload('probe'), report: payload('report') };
+  }
+
+  /** Never answers: holds the call until the task's signal aborts it. */
+  const hangingRouter = new CountingRouter(
+    (request) =>
+      new Promise<void>((_, reject) => {
+        request.signal?.addEventListener('abort', () => reject(request.signal?.reason ?? new Error('aborted')), { once: true });
+      }),
+  );
+  const noTarget = new CountingRouter(async () => {
+    throw Object.assign(new Error('no eligible target for task_type=classify'), { name: 'NoEligibleTargetError' });
+  });
+
+  it('skips an optional task that runs past its timeout_ms and releases the task after it', async () => {
+    const job = await submitProbe();
+    const tasks = new TaskRepository(database.db);
+    const enqueued: QueuedTask[] = [];
+    const outcome = await runner(tasks, hangingRouter, 1_000, 60_000, enqueued).run(job.probe, attempt, new AbortController().signal);
+    expect(outcome).toMatchObject({ kind: 'skipped', reason: expect.stringMatching(/^skipped: timeout: /) });
+    expect((await tasks.findTask(job.probe.task_id))!).toMatchObject({ status: 'skipped', error: expect.stringMatching(/timeout/) });
+    expect(enqueued.map((t) => t.taskId)).toEqual([job.report.task_id]);
+  });
+
+  it('fails a required task that runs past its timeout_ms with reason timeout, and its job', async () => {
+    const job = await submitProbe();
+    const tasks = new TaskRepository(database.db);
+    await runner(tasks, new CountingRouter(), 1_000).run(job.probe, attempt, new AbortController().signal);
+    const outcome = await runner(tasks, hangingRouter, 1_000).run(job.report, attempt, new AbortController().signal);
+    expect(outcome).toMatchObject({ kind: 'failed', reason: expect.stringMatching(/^timeout: /), jobFailed: true });
+    expect((await tasks.findTask(job.jobId))!.status).toBe('failed');
+  });
+
+  it('lets an optional task wait for a target for OPTIONAL_TARGET_WAIT_MS, then skips it; the job completes without it', async () => {
+    const job = await submitProbe();
+    const tasks = new TaskRepository(database.db);
+    const enqueued: QueuedTask[] = [];
+    const waiting = await runner(tasks, noTarget, 1_000, 60_000, enqueued).run(job.probe, { ...attempt, waitedForTargetMs: 1_000 }, new AbortController().signal);
+    expect(waiting.kind).toBe('waiting_for_target');
+    const skipped = await runner(tasks, noTarget, 1_000, 60_000, enqueued).run(job.probe, { ...attempt, waitedForTargetMs: 5_000 }, new AbortController().signal);
+    expect(skipped).toMatchObject({ kind: 'skipped', reason: expect.stringMatching(/^skipped: no model target could serve this optional task for 5 s/) });
+    expect(enqueued.map((t) => t.taskId)).toEqual([job.report.task_id]);
+
+    expect((await runner(tasks, new CountingRouter(), 1_000).run(job.report, attempt, new AbortController().signal)).kind).toBe('completed');
+    const root = (await tasks.findTask(job.jobId))!;
+    expect(root.status).toBe('success');
+    expect(root.outputSummary).toMatchObject({ conclusion: 'Due in 30 days.' });
   });
 });
 

@@ -1,16 +1,33 @@
-import type { AgentRole, RouteRecord, TaskPayload } from '@switchyard/contracts';
+import type { JobMeta, RequestMeta, RouteRecord, TaskPayload } from '@switchyard/contracts';
 import type { Logger } from '@switchyard/observability';
-import { LeaseLostError, type Lease, type RoleDependencies, type StepCheckpoint, type TaskRepository, type TaskRow } from '@switchyard/state';
-import type { AgentDefinition, FinalStepResult, RoleOutput, StepContext } from '../agents/agent-definition';
-import { roleDependencies } from '../agents/agent-registry';
+import { LeaseLostError, type Lease, type StepCheckpoint, type TaskRepository, type TaskRow } from '@switchyard/state';
+import { renderMessages, referencesOf, stepsOf, taskTimeoutMs, withItemKey, type CallStep, type CompiledAgent, type CompiledWorkflow } from '@switchyard/workflows';
+import {
+  CallCheckpointSchema,
+  GatheredSchema,
+  TaskInputSchema,
+  callMeta,
+  gatherUpstream,
+  jobResultOf,
+  parseJobMeta,
+  renderContext,
+  runCallStep,
+  type Gathered,
+} from '../agents/agent-runtime';
+import { stepCallFields } from '../agents/model-call-headers';
 import type { ModelAttempt, ModelRouter } from '../agents/model-router.port';
 import { routesFromAttempts } from '../agents/structured-summary';
+import type { QueuedTask } from '../queues/task-queues';
+import type { WorkflowVersions } from '../workflows/workflow-versions';
 import { describeError, isNoEligibleTarget, isRetryBudgetSpent, isTransient } from './failure';
 
 export interface TaskRunnerDeps {
   tasks: TaskRepository;
   router: ModelRouter;
-  agents: ReadonlyMap<AgentRole, AgentDefinition>;
+  /** Compiled workflow versions by hash: a task runs the definition its job was planned with. */
+  versions: WorkflowVersions;
+  /** Puts the tasks that became ready on their queues (after the finishing commit). */
+  enqueue: (tasks: QueuedTask[]) => Promise<void>;
   workerId: string;
   logger: Logger;
   heartbeatMs: number;
@@ -19,6 +36,13 @@ export interface TaskRunnerDeps {
    * down), or for one that answers its trial call while the job's retry budget is spent.
    */
   maxTargetWaitMs: number;
+  /** How long an optional task waits for an eligible target before it is skipped. */
+  optionalTargetWaitMs: number;
+  /**
+   * Whether a call with this meta may go to a cloud target now (an eligible candidate is
+   * cloud): a task whose calls all stay local gets the shorter default timeout. Default: yes.
+   */
+  mayUseCloud?: (meta: RequestMeta) => boolean;
   now?: () => Date;
 }
 
@@ -26,7 +50,7 @@ export interface AttemptInfo {
   /** Attempts that already failed before this one. */
   attemptsMade: number;
   maxAttempts: number;
-  /** How long the task has already waited for a model target, in ms (since its first wait). */
+  /** How long the task has already waited for an eligible model target, in ms. */
   waitedForTargetMs?: number;
 }
 
@@ -35,17 +59,20 @@ export type RunOutcome =
   | { kind: 'already_done'; taskId: string }
   /**
    * Not runnable now: another worker holds it (a duplicate delivery), or, with
-   * `waitingFor: 'dependencies'`, the tasks it fans in from (every extract of the job) have
-   * not all finished yet.
+   * `waitingFor: 'dependencies'`, a task it depends on has not finished yet.
    */
   | { kind: 'busy'; taskId: string; waitingFor?: 'owner' | 'dependencies' }
   | { kind: 'not_runnable'; taskId: string; status: string }
   | { kind: 'lease_lost'; taskId: string }
   | { kind: 'released'; taskId: string; error: unknown }
   | { kind: 'waiting_for_target'; taskId: string; reason: string }
+  | { kind: 'skipped'; taskId: string; reason: string }
   | { kind: 'failed'; taskId: string; reason: string; jobFailed: boolean };
 
 class LeaseLostSignal extends Error {}
+
+/** The task ran past its `timeout_ms` (or the default): it ends as failed, or skipped when optional. */
+class TaskTimeoutSignal extends Error {}
 
 /** A failed model call reports its upstream attempts (the router's errors carry them): keep them on the task. */
 function routesOfFailedCall(error: unknown, step: number): RouteRecord[] {
@@ -62,35 +89,44 @@ function withJobTaskCount(router: ModelRouter, jobTaskCount: number | undefined)
   };
 }
 
+/** What a claimed task runs: its workflow version and agent. */
+interface Assignment {
+  workflow: CompiledWorkflow;
+  agent: CompiledAgent;
+  jobMeta: JobMeta;
+}
+
 /**
- * Runs one task: claims its lease, resumes at its checkpointed step, runs the remaining
- * steps with a checkpoint after each, and records the outcome. Every write presents the
+ * Runs one task of any workflow: claims its lease, finds its agent in the workflow version its
+ * job was planned with, resumes at its checkpointed step, runs the remaining steps (gather, then
+ * each call) with a checkpoint after each, and records the outcome. Every write presents the
  * lease, so a worker that lost its task can no longer change it.
  */
 export class TaskRunner {
   private readonly now: () => Date;
-  private readonly dependencies: RoleDependencies;
 
   constructor(private readonly deps: TaskRunnerDeps) {
     this.now = deps.now ?? (() => new Date());
-    this.dependencies = roleDependencies(deps.agents);
   }
 
   async run(payload: TaskPayload, attempt: AttemptInfo, shutdown: AbortSignal): Promise<RunOutcome> {
     const { tasks, workerId } = this.deps;
-    const claim = await tasks.claimTask(payload.task_id, workerId, this.dependencies);
+    const claim = await tasks.claimTask(payload.task_id, workerId);
     if (!claim.claimed) {
       if (claim.reason === 'already_running') return { kind: 'busy', taskId: payload.task_id, waitingFor: 'owner' };
       if (claim.reason === 'blocked') return { kind: 'busy', taskId: payload.task_id, waitingFor: 'dependencies' };
-      if (claim.status === 'success') return { kind: 'already_done', taskId: payload.task_id };
+      if (claim.status === 'success' || claim.status === 'skipped') return { kind: 'already_done', taskId: payload.task_id };
       return { kind: 'not_runnable', taskId: payload.task_id, status: claim.status ?? 'missing' };
     }
     const { task, lease } = claim;
     const log = this.deps.logger.child({ job_id: task.jobId, task_id: task.taskId, role: task.role, lease_version: lease.version });
-    const agent = this.deps.agents.get(task.role as AgentRole);
-    if (!agent) {
-      const reason = `no agent handles role "${task.role}"`;
+    let assignment: Assignment;
+    try {
+      assignment = await this.assignment(task);
+    } catch (error) {
+      const reason = describeError(error);
       const { jobFailed } = await tasks.failTask(lease, reason, []);
+      log.error({ err: reason }, 'task failed: no agent for it');
       return { kind: 'failed', taskId: task.taskId, reason, jobFailed };
     }
 
@@ -98,10 +134,13 @@ export class TaskRunner {
     const onShutdown = () => stop.abort(shutdown.reason);
     shutdown.addEventListener('abort', onShutdown, { once: true });
     const heartbeat = this.startHeartbeat(lease, stop, log);
+    const timeoutMs = this.timeoutOf(assignment);
+    const deadline = setTimeout(() => stop.abort(new TaskTimeoutSignal(`timeout: the task ran longer than its ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
+    deadline.unref();
     const progress = { step: task.currentStep };
     try {
       log.info({ step: task.currentStep, total_steps: task.totalSteps, attempt: attempt.attemptsMade + 1 }, 'task started');
-      await this.runSteps(agent, task, lease, stop.signal, progress);
+      await this.runSteps(assignment, task, lease, stop.signal, progress, log);
       log.info('task completed');
       return { kind: 'completed', taskId: task.taskId };
     } catch (error) {
@@ -109,40 +148,94 @@ export class TaskRunner {
         log.warn({ err: describeError(error) }, 'lease lost: stopping work on this task');
         return { kind: 'lease_lost', taskId: task.taskId };
       }
-      return await this.recordFailure(error, lease, attempt, shutdown.aborted, routesOfFailedCall(error, progress.step), log);
+      if (stop.signal.reason instanceof TaskTimeoutSignal) return await this.recordTimeout(stop.signal.reason.message, task, assignment, lease, routesOfFailedCall(error, progress.step), log);
+      return await this.recordFailure(error, task, assignment, lease, attempt, shutdown.aborted, routesOfFailedCall(error, progress.step), log);
     } finally {
+      clearTimeout(deadline);
       clearInterval(heartbeat);
       shutdown.removeEventListener('abort', onShutdown);
     }
   }
 
-  private async runSteps(agent: AgentDefinition, task: TaskRow, lease: Lease, signal: AbortSignal, progress: { step: number }): Promise<void> {
-    const previous = new Map<string, unknown>(task.stepCheckpoints.map((c) => [c.name, c.summary]));
-    const last = agent.steps.length - 1;
+  /** The agent's `timeout_ms`, else 90 s when every call of the task would go to a local target now, 180 s otherwise. */
+  private timeoutOf({ agent, jobMeta }: Assignment): number {
+    const mayUseCloud = this.deps.mayUseCloud ?? (() => true);
+    const calls = agent.steps.filter((step): step is CallStep => step.kind === 'call');
+    return taskTimeoutMs(agent, !calls.some((step) => mayUseCloud(callMeta(step, jobMeta))));
+  }
+
+  private async recordTimeout(reason: string, task: TaskRow, { workflow }: Assignment, lease: Lease, routes: RouteRecord[], log: Logger): Promise<RunOutcome> {
+    try {
+      if (task.optional) return await this.skip(lease, `skipped: ${reason}`, routes, workflow, log);
+      const { jobFailed } = await this.deps.tasks.failTask(lease, reason, routes);
+      log.error({ err: reason, job_failed: jobFailed }, 'task failed: timeout');
+      return { kind: 'failed', taskId: lease.taskId, reason, jobFailed };
+    } catch (writeError) {
+      if (writeError instanceof LeaseLostError) return { kind: 'lease_lost', taskId: lease.taskId };
+      throw new Error(`could not record the timeout of task ${lease.taskId}`, { cause: writeError });
+    }
+  }
+
+  private async assignment(task: TaskRow): Promise<Assignment> {
+    const job = await this.deps.tasks.findJobContext(task.jobId);
+    if (!job?.workflowHash) throw new Error(`job ${task.jobId} has no workflow version`);
+    let workflow = this.deps.versions.get(job.workflowHash);
+    if (!workflow) {
+      const definition = await this.deps.tasks.findWorkflowDefinition(task.jobId);
+      if (!definition) throw new Error(`job ${task.jobId} has no stored workflow definition`);
+      workflow = this.deps.versions.compile(job.workflowHash, definition, `job ${task.jobId} (${job.jobType})`);
+    }
+    const agent = workflow.agentsByRole.get(task.role);
+    if (!agent) throw new Error(`workflow "${workflow.type}" has no agent with role "${task.role}"`);
+    return { workflow, agent, jobMeta: parseJobMeta(job.meta) };
+  }
+
+  private async runSteps(
+    { workflow, agent, jobMeta }: Assignment,
+    task: TaskRow,
+    lease: Lease,
+    signal: AbortSignal,
+    progress: { step: number },
+    log: Logger,
+  ): Promise<void> {
+    const steps = stepsOf(agent);
+    const taskInput = TaskInputSchema.parse(task.inputSummary);
+    let gathered: Gathered | undefined;
+    const stepOutputs: Record<string, unknown> = {};
+    for (const checkpoint of task.stepCheckpoints) {
+      const definition = steps[checkpoint.step];
+      if (definition?.kind === 'gather') gathered = GatheredSchema.parse(checkpoint.summary);
+      else if (definition) stepOutputs[definition.name] = CallCheckpointSchema.parse(checkpoint.summary).output;
+    }
+    let input: unknown;
+    const last = steps.length - 1;
     const router = withJobTaskCount(this.deps.router, await this.jobTaskCount(task.jobId));
     for (let step = task.currentStep; step <= last; step += 1) {
       progress.step = step;
       signal.throwIfAborted();
-      const definition = agent.steps[step]!;
-      const ctx: StepContext = {
-        task,
-        previous,
-        step,
-        router,
-        signal,
-        readRole: (role) => this.readRole(task.jobId, role),
-      };
-      const result = await definition.run(ctx);
-      const checkpoint: StepCheckpoint = { step, name: definition.name, summary: result.summary, completed_at: this.now().toISOString() };
-      const routes = result.routes ?? [];
-      if (step < last) {
-        await this.deps.tasks.checkpoint(lease, checkpoint, routes, result.costUsd ?? 0);
-        previous.set(definition.name, result.summary);
-        this.deps.logger.debug({ task_id: task.taskId, step, name: definition.name }, 'step checkpointed');
-      } else {
-        const final = result as FinalStepResult;
-        await this.deps.tasks.completeTask(lease, checkpoint, final.output, routes, result.costUsd ?? 0, final.jobResult);
+      const definition = steps[step]!;
+      const checkpointOf = (summary: unknown): StepCheckpoint => ({ step, name: definition.name, summary, completed_at: this.now().toISOString() });
+      if (definition.kind === 'gather') {
+        // Fan-in: the upstream tasks' outputs and summaries, read from Postgres, never their raw text.
+        gathered = gatherUpstream(agent, workflow, await this.deps.tasks.findTaskOutcomes(task.jobId, agent.upstream));
+        await this.deps.tasks.checkpoint(lease, checkpointOf(gathered), [], 0);
+        continue;
       }
+      input ??= await this.deps.tasks.findJobInput(task.jobId, inputArraysNotRead(workflow, agent));
+      const { messages, warnings } = renderMessages(definition, renderContext(input, taskInput, gathered ?? { outputs: {}, summaries: {} }, stepOutputs));
+      if (warnings.length) log.warn({ step, warnings }, 'template placeholders without a value rendered empty');
+      const result = await runCallStep(router, definition, messages, callMeta(definition, jobMeta), stepCallFields({ task, step, signal }));
+      stepOutputs[definition.name] = result.output;
+      const checkpoint = checkpointOf({ raw: result.raw, output: result.output });
+      if (step < last) {
+        await this.deps.tasks.checkpoint(lease, checkpoint, result.routes, result.costUsd);
+        log.debug({ step, name: definition.name }, 'step checkpointed');
+        continue;
+      }
+      const output = withItemKey(agent, result.output, taskInput.item);
+      const finished = await this.deps.tasks.completeTask(lease, checkpoint, output, result.routes, result.costUsd, (outcomes) => jobResultOf(workflow, outcomes));
+      if (finished.jobCompleted) log.info('job completed');
+      await this.enqueueReady(finished.ready, log);
     }
   }
 
@@ -151,19 +244,21 @@ export class TaskRunner {
     return (await this.deps.tasks.summarizeJobs([jobId])).get(jobId)?.total;
   }
 
-  private async readRole(jobId: string, role: AgentRole): Promise<RoleOutput[]> {
-    const rows = await this.deps.tasks.findTasksOfRole(jobId, role);
-    return rows.map((row) => ({
-      taskId: row.taskId,
-      agentId: row.agentId,
-      status: row.status,
-      input: row.inputSummary,
-      output: (row.outputSummary as Record<string, unknown> | null) ?? null,
-    }));
+  /** After the finishing commit; if Redis is away the sweeper's reconcile enqueues them later. */
+  private async enqueueReady(ready: QueuedTask[], log: Logger): Promise<void> {
+    if (ready.length === 0) return;
+    try {
+      await this.deps.enqueue(ready);
+      log.debug({ ready: ready.map((t) => t.taskId) }, 'dependents enqueued');
+    } catch (error) {
+      log.warn({ err: describeError(error), ready: ready.map((t) => t.taskId) }, 'could not enqueue ready dependents; the sweeper will');
+    }
   }
 
   private async recordFailure(
     error: unknown,
+    task: TaskRow,
+    { workflow }: Assignment,
     lease: Lease,
     attempt: AttemptInfo,
     shuttingDown: boolean,
@@ -172,16 +267,21 @@ export class TaskRunner {
   ): Promise<RunOutcome> {
     const reason = describeError(error);
     const lastAttempt = attempt.attemptsMade + 1 >= attempt.maxAttempts;
+    const waited = attempt.waitedForTargetMs ?? 0;
     try {
+      // Degradation: an optional task does not hold its job up waiting for a target.
+      if (task.optional && isNoEligibleTarget(error) && waited >= this.deps.optionalTargetWaitMs) {
+        return await this.skip(lease, `skipped: no model target could serve this optional task for ${Math.round(waited / 1000)} s: ${reason}`, routes, workflow, log);
+      }
       // Fail closed and wait: no target may serve the call now (all down, or none local for
       // sensitive data), or the job's retry budget is spent and the trial call failed (a slow
       // moment of every target). A durable task waits for a target instead of failing; each
       // later run makes one trial call, so the waits bound the attempts.
       const waitsForTarget = isNoEligibleTarget(error) || isRetryBudgetSpent(error);
-      if (waitsForTarget && (attempt.waitedForTargetMs ?? 0) < this.deps.maxTargetWaitMs) {
+      if (waitsForTarget && waited < this.deps.maxTargetWaitMs) {
         await this.deps.tasks.releaseTask(lease, reason, routes, { countAsRetry: false });
         const event = isNoEligibleTarget(error) ? 'no eligible model target: task waits' : 'retry budget of the job spent: task waits for a trial call';
-        log.warn({ err: reason, waited_ms: attempt.waitedForTargetMs ?? 0 }, event);
+        log.warn({ err: reason, waited_ms: waited }, event);
         return { kind: 'waiting_for_target', taskId: lease.taskId, reason };
       }
       // A task that waited its limit while the budget was spent gives up: a retry would only wait again.
@@ -190,14 +290,15 @@ export class TaskRunner {
         log.warn({ err: reason, attempt: attempt.attemptsMade + 1, max_attempts: attempt.maxAttempts }, 'task attempt failed; will retry');
         return { kind: 'released', taskId: lease.taskId, error };
       }
-      const waitedS = Math.round((attempt.waitedForTargetMs ?? 0) / 1000);
+      const waitedS = Math.round(waited / 1000);
       const finalReason = isNoEligibleTarget(error)
         ? `no model target could serve this task for ${waitedS} s: ${reason}`
         : isRetryBudgetSpent(error)
           ? `no trial call succeeded while the job's retry budget was spent; gave up after waiting ${waitedS} s (TARGET_WAIT_MAX_MS): ${reason}`
           : lastAttempt && isTransient(error)
-          ? `gave up after ${attempt.maxAttempts} attempts: ${reason}`
-          : reason;
+            ? `gave up after ${attempt.maxAttempts} attempts: ${reason}`
+            : reason;
+      if (task.optional) return await this.skip(lease, `skipped: ${finalReason}`, routes, workflow, log);
       const { jobFailed } = await this.deps.tasks.failTask(lease, finalReason, routes);
       log.error({ err: finalReason, job_failed: jobFailed }, 'task failed');
       return { kind: 'failed', taskId: lease.taskId, reason: finalReason, jobFailed };
@@ -208,6 +309,13 @@ export class TaskRunner {
       }
       throw new Error(`could not record the failure of task ${lease.taskId} (${reason})`, { cause: writeError });
     }
+  }
+
+  private async skip(lease: Lease, reason: string, routes: RouteRecord[], workflow: CompiledWorkflow, log: Logger): Promise<RunOutcome> {
+    const finished = await this.deps.tasks.skipTask(lease, reason, routes, (outcomes) => jobResultOf(workflow, outcomes));
+    log.warn({ reason, job_completed: finished.jobCompleted }, 'optional task skipped');
+    await this.enqueueReady(finished.ready, log);
+    return { kind: 'skipped', taskId: lease.taskId, reason };
   }
 
   private startHeartbeat(lease: Lease, stop: AbortController, log: Logger): NodeJS.Timeout {
@@ -223,4 +331,20 @@ export class TaskRunner {
     timer.unref();
     return timer;
   }
+}
+
+/**
+ * The for_each arrays of the job input that this agent's templates never read: a task reads the
+ * input without them (a for_each task has its own item on its row), so 50 extract tasks do not
+ * each read all 50 documents.
+ */
+export function inputArraysNotRead(workflow: CompiledWorkflow, agent: CompiledAgent): string[][] {
+  const read = agent.steps
+    .filter((step): step is CallStep => step.kind === 'call')
+    .flatMap((step) => [...(step.system ? referencesOf(step.system) : []), ...referencesOf(step.user)])
+    .flatMap(({ reference }) => (reference.kind === 'input' ? [reference.path] : []));
+  const arrays = new Map<string, string[]>();
+  for (const other of workflow.agents) if (other.forEach) arrays.set(other.forEach.path.join('.'), other.forEach.path);
+  const overlaps = (a: readonly string[], b: readonly string[]) => a.slice(0, Math.min(a.length, b.length)).every((segment, i) => segment === b[i]);
+  return [...arrays.values()].filter((path) => !read.some((ref) => overlaps(ref, path)));
 }

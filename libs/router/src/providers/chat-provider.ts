@@ -65,6 +65,12 @@ export interface ProviderCall {
   onChoiceDelta?: (delta: ChoiceDelta) => void;
 }
 
+/** OpenAI structured output: the reply must match `schema`. */
+export interface JsonSchemaResponseFormat {
+  type: 'json_schema';
+  json_schema: { name: string; strict: boolean; schema: Record<string, unknown> };
+}
+
 export interface ProviderResult {
   content: string;
   model: string;

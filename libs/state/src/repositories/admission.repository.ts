@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
-import type { TaskStatus } from '@switchyard/contracts';
+import type { TaskStatus, TraceCarrier } from '@switchyard/contracts';
 import type { Database } from '../database';
+import { dependenciesDone } from './task.repository';
 
 export interface QueuedJobHead {
   jobId: string;
@@ -19,6 +20,7 @@ export interface AdmittedTask {
   jobId: string;
   tenantId: string;
   role: string;
+  traceContext: TraceCarrier | null;
 }
 
 /** One advisory lock key for every supervisor's admission pass. */
@@ -67,12 +69,12 @@ export class AdmissionRepository {
   }
 
   /** The pending tasks of an admitted job, for its producer to enqueue. */
-  async pendingTasksOf(jobId: string): Promise<AdmittedTask[]> {
-    const result = await this.db.execute<{ task_id: string; job_id: string; tenant_id: string; role: string }>(sql`
-      select task_id, job_id, tenant_id, role from agent_task_state
-      where job_id = ${jobId} and parent_task_id is not null and status = 'pending'
+  async readyTasksOf(jobId: string): Promise<AdmittedTask[]> {
+    const result = await this.db.execute<{ task_id: string; job_id: string; tenant_id: string; role: string; trace_context: TraceCarrier | null }>(sql`
+      select task_id, job_id, tenant_id, role, trace_context from agent_task_state t
+      where job_id = ${jobId} and parent_task_id is not null and status = 'pending' and ${dependenciesDone('t')}
       order by ordinal, created_at`);
-    return result.rows.map((r) => ({ taskId: r.task_id, jobId: r.job_id, tenantId: r.tenant_id, role: r.role }));
+    return result.rows.map((r) => ({ taskId: r.task_id, jobId: r.job_id, tenantId: r.tenant_id, role: r.role, traceContext: r.trace_context }));
   }
 
   /** A job's status (its root row), or null when there is no such job of the tenant. */

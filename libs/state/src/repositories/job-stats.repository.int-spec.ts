@@ -34,12 +34,12 @@ function task(status: TaskStatus, parentTaskId: string | null): NewTaskRow {
 describe('JobStatsRepository', () => {
   it('counts jobs (not their tasks) per status, every status present', async () => {
     const repo = new JobStatsRepository(database.db);
-    expect(await repo.countJobsByStatus()).toEqual({ pending: 0, running: 0, success: 0, failed: 0, paused: 0, cancelled: 0 });
+    expect(await repo.countJobsByStatus()).toEqual({ pending: 0, running: 0, success: 0, failed: 0, paused: 0, cancelled: 0, queued: 0, skipped: 0 });
 
     const running = task('running', null);
     await database.db.insert(agentTaskState).values([running, task('success', null), task('success', null), task('failed', null)]);
     await database.db.insert(agentTaskState).values([task('running', running.taskId!), task('pending', running.taskId!)]);
 
-    expect(await repo.countJobsByStatus()).toEqual({ pending: 0, running: 1, success: 2, failed: 1, paused: 0, cancelled: 0 });
+    expect(await repo.countJobsByStatus()).toEqual({ pending: 0, running: 1, success: 2, failed: 1, paused: 0, cancelled: 0, queued: 0, skipped: 0 });
   });
 });

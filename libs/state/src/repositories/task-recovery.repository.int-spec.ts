@@ -13,7 +13,6 @@ import { LeaseLostError, TaskRepository, type Lease } from './task.repository';
 let database: TestDatabase;
 let tasks: TaskRepository;
 let recovery: TaskRecoveryRepository;
-const DEPS = { synthesize: ['extract'] };
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -40,13 +39,22 @@ async function createJob(extracts: number, optional: boolean[] = []) {
     inputSummary: {},
     totalSteps: 2,
   }));
-  const synthesize: NewTaskRow = { ...base, taskId: randomUUID(), agentId: 'synthesize', role: 'synthesize', ordinal: extracts, inputSummary: {}, totalSteps: 2 };
+  const synthesize: NewTaskRow = {
+    ...base,
+    taskId: randomUUID(),
+    agentId: 'synthesize',
+    role: 'synthesize',
+    ordinal: extracts,
+    dependsOn: extractRows.map((r) => r.taskId),
+    inputSummary: {},
+    totalSteps: 2,
+  };
   await tasks.createJob(root, [...extractRows, synthesize]);
   return { jobId, extractIds: extractRows.map((r) => r.taskId as string), synthesizeId: synthesize.taskId as string };
 }
 
 async function claim(taskId: string, owner = 'worker-a'): Promise<Lease> {
-  const result = await tasks.claimTask(taskId, owner, DEPS);
+  const result = await tasks.claimTask(taskId, owner);
   if (!result.claimed) throw new Error(`could not claim ${taskId}: ${result.reason}`);
   return result.lease;
 }
@@ -126,18 +134,18 @@ describe('TaskRecoveryRepository (Postgres)', () => {
 
   it('keeps a fan-in task blocked until every required dependency finished', async () => {
     const job = await createJob(2, [false, true]);
-    expect(await tasks.claimTask(job.synthesizeId, 'worker-a', DEPS)).toEqual({ claimed: false, reason: 'blocked', status: 'pending' });
-    const page = async () => (await recovery.pendingPage(DEPS, 1_000)).tasks.find((t) => t.taskId === job.synthesizeId)!;
+    expect(await tasks.claimTask(job.synthesizeId, 'worker-a')).toEqual({ claimed: false, reason: 'blocked', status: 'pending' });
+    const page = async () => (await recovery.pendingPage(1_000)).tasks.find((t) => t.taskId === job.synthesizeId)!;
     expect(await page()).toMatchObject({ blocked: true, depsDoneAt: null });
 
     await completeTask(await claim(job.extractIds[0]!));
-    expect((await tasks.claimTask(job.synthesizeId, 'worker-a', DEPS)).claimed).toBe(false);
+    expect((await tasks.claimTask(job.synthesizeId, 'worker-a')).claimed).toBe(false);
     // The optional extract failing does not hold the synthesis up.
     await tasks.failTask(await claim(job.extractIds[1]!), 'bad document', []);
     const ready = await page();
     expect(ready.blocked).toBe(false);
     expect(ready.depsDoneAt).toBeInstanceOf(Date);
-    expect((await tasks.claimTask(job.synthesizeId, 'worker-a', DEPS)).claimed).toBe(true);
+    expect((await tasks.claimTask(job.synthesizeId, 'worker-a')).claimed).toBe(true);
   });
 
   it('walks pending tasks a page at a time with a keyset cursor', async () => {
@@ -145,7 +153,7 @@ describe('TaskRecoveryRepository (Postgres)', () => {
     const seen = new Set<string>();
     let cursor;
     for (let i = 0; i < 100; i += 1) {
-      const { tasks: page } = await recovery.pendingPage(DEPS, 2, cursor);
+      const { tasks: page } = await recovery.pendingPage(2, cursor);
       for (const t of page) seen.add(t.taskId);
       const last = page.at(-1);
       if (page.length < 2 || !last) break;

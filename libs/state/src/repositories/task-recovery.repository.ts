@@ -2,7 +2,8 @@ import { and, desc, eq, inArray, isNotNull, lt, or, sql, type SQL } from 'drizzl
 import type { TaskStatus } from '@switchyard/contracts';
 import type { Database } from '../database';
 import { agentTaskState as t } from '../schema';
-import { failTaskStatement, unfinishedDependency, type RoleDependencies } from './task.repository';
+import type { TraceCarrier } from '@switchyard/contracts';
+import { dependenciesDone, failTaskStatement } from './task.repository';
 
 /** A running task whose heartbeat is older than the stale threshold, locked for this sweep. */
 export interface StaleTask {
@@ -18,6 +19,7 @@ export interface StaleTask {
   currentStep: number;
   totalSteps: number;
   updatedAt: Date;
+  traceContext: TraceCarrier | null;
 }
 
 export type StaleDecision = { action: 'requeue' } | { action: 'fail'; reason: string } | { action: 'skip' };
@@ -41,6 +43,7 @@ export interface PendingTask {
   blocked: boolean;
   /** When its last dependency finished (null: it has none, or none finished). */
   depsDoneAt: Date | null;
+  traceContext: TraceCarrier | null;
 }
 
 export interface PendingCursor {
@@ -82,6 +85,7 @@ const staleColumns = {
   currentStep: t.currentStep,
   totalSteps: t.totalSteps,
   updatedAt: t.updatedAt,
+  traceContext: t.traceContext,
 };
 
 /**
@@ -152,14 +156,12 @@ export class TaskRecoveryRepository {
    * what the reconcile decision needs: whether a dependency is unfinished, and since when
    * all of them are done.
    */
-  async pendingPage(deps: RoleDependencies, limit: number, cursor?: PendingCursor): Promise<{ now: Date; tasks: PendingTask[] }> {
+  async pendingPage(limit: number, cursor?: PendingCursor): Promise<{ now: Date; tasks: PendingTask[] }> {
     const after = cursor ? sql`and (p.updated_at, p.task_id) > (${cursor.updatedAt.toISOString()}::timestamptz, ${cursor.taskId}::uuid)` : sql``;
     const result = await this.db.execute<Record<string, unknown>>(sql`
-      select p.task_id, p.job_id, p.tenant_id, p.role, p.retry_count, p.queue_job_id, p.updated_at, now() as now,
-        ${unfinishedDependency(deps, 'p')} as blocked,
-        (select max(d.finished_at) from agent_task_state d
-          where d.job_id = p.job_id and d.parent_task_id is not null
-            and d.role in (select jsonb_array_elements_text(coalesce(${JSON.stringify(deps)}::jsonb -> p.role, '[]'::jsonb)))) as deps_done_at
+      select p.task_id, p.job_id, p.tenant_id, p.role, p.retry_count, p.queue_job_id, p.updated_at, p.trace_context, now() as now,
+        not ${dependenciesDone('p')} as blocked,
+        (select max(d.finished_at) from agent_task_state d where d.task_id = any(p.depends_on)) as deps_done_at
       from agent_task_state p
       where p.status = 'pending' and p.parent_task_id is not null ${after}
       order by p.updated_at, p.task_id
@@ -180,6 +182,7 @@ export class TaskRecoveryRepository {
         updatedAt: date(r.updated_at)!,
         blocked: r.blocked === true,
         depsDoneAt: date(r.deps_done_at),
+        traceContext: (r.trace_context as TraceCarrier | null) ?? null,
       })),
     };
   }

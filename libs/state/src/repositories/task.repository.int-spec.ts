@@ -3,7 +3,7 @@ import { eq, sql } from 'drizzle-orm';
 import type { RouteRecord } from '@switchyard/contracts';
 import { agentTaskState, type NewTaskRow, type StepCheckpoint } from '../schema';
 import { createTestDatabase, type TestDatabase } from '../testing/test-database';
-import { LeaseLostError, TaskRepository, type Lease } from './task.repository';
+import { LeaseLostError, TaskRepository, type Lease, type TaskOutcomeRow } from './task.repository';
 
 let database: TestDatabase;
 let repo: TaskRepository;
@@ -57,7 +57,7 @@ function buildJob(spec: JobSpec): BuiltJob {
     agentId: `extract-${i + 1}`,
     role: 'extract',
     optional: spec.optional?.[i] ?? false,
-    inputSummary: { document_id: `doc-${i + 1}`, question: 'q', text: `text ${i + 1}` },
+    inputSummary: { item: { id: `doc-${i + 1}`, text: `text ${i + 1}` }, item_index: i, item_key: `doc-${i + 1}` },
     totalSteps: 2,
   }));
   const synthesize: NewTaskRow = {
@@ -66,6 +66,7 @@ function buildJob(spec: JobSpec): BuiltJob {
     parentTaskId: jobId,
     agentId: 'synthesize',
     role: 'synthesize',
+    dependsOn: extracts.map((t) => t.taskId),
     inputSummary: { question: 'q' },
     totalSteps: 2,
   };
@@ -139,7 +140,7 @@ describe('TaskRepository (Postgres)', () => {
       // The view columns leave the input (the documents) out.
       expect(tree[1]).not.toHaveProperty('inputSummary');
       const full = await row(job.extractIds[0]!);
-      expect(full.inputSummary).toEqual({ document_id: 'doc-1', question: 'q', text: 'text 1' });
+      expect(full.inputSummary).toEqual({ item: { id: 'doc-1', text: 'text 1' }, item_index: 0, item_key: 'doc-1' });
       expect(full).toMatchObject({ leaseOwner: null, leaseVersion: 0, stepCheckpoints: [] });
     });
 
@@ -314,15 +315,17 @@ describe('TaskRepository (Postgres)', () => {
       expect(await ids('success')).toEqual([]);
     });
 
-    it('reads the outputs of one role without the document text', async () => {
+    it('reads the outcomes of the tasks of some roles, with their item keys, in plan order', async () => {
       const tenantId = newTenant();
       const job = await createJob({ tenantId, extracts: 2 });
-      const rows = await repo.findTasksOfRole(job.jobId, 'extract');
-      expect(rows.map((r) => r.taskId).sort()).toEqual([...job.extractIds].sort());
-      for (const r of rows) {
-        expect(r.inputSummary).not.toHaveProperty('text');
-        expect(r.inputSummary).toHaveProperty('document_id');
-      }
+      const output = { conclusion: 'c', evidence: [], confidence: 1 };
+      await repo.completeTask(await claim(job.extractIds[1]!), checkpointOf(0), output, [], 0);
+      const rows = await repo.findTaskOutcomes(job.jobId, ['extract']);
+      expect(rows).toEqual([
+        { taskId: job.extractIds[0], role: 'extract', status: 'pending', output: null, key: 'doc-1' },
+        { taskId: job.extractIds[1], role: 'extract', status: 'success', output, key: 'doc-2' },
+      ]);
+      expect(await repo.findTaskOutcomes(job.jobId, [])).toEqual([]);
     });
   });
 
@@ -370,7 +373,7 @@ describe('TaskRepository (Postgres)', () => {
         costUsd: 0,
         stepCheckpoints: [],
         routeTargets: [],
-        inputSummary: { document_id: 'doc-1', question: 'q', text: 'text 1' },
+        inputSummary: { item: { id: 'doc-1', text: 'text 1' }, item_index: 0, item_key: 'doc-1' },
         optional: false,
         error: null,
       });
@@ -476,7 +479,7 @@ describe('TaskRepository (Postgres)', () => {
   });
 
   describe('completeTask', () => {
-    it('with a job result completes the task and the job together', async () => {
+    it('the last unfinished task completes the job together with itself, with the result built from every task', async () => {
       const tenantId = newTenant();
       const job = await createJob({ tenantId, extracts: 1 });
       const extract = await claim(job.extractIds[0]!);
@@ -486,7 +489,8 @@ describe('TaskRepository (Postgres)', () => {
       await repo.checkpoint(synth, checkpointOf(0, 'gather'), [], 0);
       const output = { conclusion: 'all', evidence: ['doc-1'], confidence: 0.7 };
       const jobResult = { synthesis: output, documents: [{ document_id: 'doc-1' }] };
-      await repo.completeTask(synth, checkpointOf(1, 'synthesize'), output, [route(1, 'cloud')], 0.2, jobResult);
+      const finished = await repo.completeTask(synth, checkpointOf(1, 'synthesize'), output, [route(1, 'cloud')], 0.2, () => jobResult);
+      expect(finished).toEqual({ ready: [], jobCompleted: true });
 
       const task = await row(job.synthesizeId);
       expect(task).toMatchObject({ status: 'success', currentStep: 2, outputSummary: output, costUsd: 0.2, error: null });
@@ -498,11 +502,12 @@ describe('TaskRepository (Postgres)', () => {
       expect(root.finishedAt).toBeInstanceOf(Date);
     });
 
-    it('without a job result completes only the task', async () => {
+    it('with tasks still unfinished completes only the task', async () => {
       const job = await createJob({ tenantId: newTenant() });
       const lease = await claim(job.extractIds[0]!);
       const output = { conclusion: 'c', evidence: [], confidence: null };
-      await repo.completeTask(lease, checkpointOf(0), output, [], 0);
+      const finished = await repo.completeTask(lease, checkpointOf(0), output, [], 0, () => ({ never: 'built' }));
+      expect(finished).toEqual({ ready: [], jobCompleted: false });
 
       expect(await row(lease.taskId)).toMatchObject({ status: 'success', outputSummary: output, currentStep: 1 });
       const root = await row(job.jobId);
@@ -516,9 +521,9 @@ describe('TaskRepository (Postgres)', () => {
       const rootBefore = await row(job.jobId);
       const output = { conclusion: 'c', evidence: [], confidence: 1 };
 
-      await expect(repo.completeTask({ ...lease, version: 7 }, checkpointOf(0), output, [], 0, { r: 1 })).rejects.toBeInstanceOf(LeaseLostError);
-      await expect(repo.completeTask({ ...lease, owner: 'x' }, checkpointOf(0), output, [], 0, { r: 1 })).rejects.toBeInstanceOf(LeaseLostError);
-      await expect(repo.completeTask(lease, checkpointOf(1), output, [], 0, { r: 1 })).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(repo.completeTask({ ...lease, version: 7 }, checkpointOf(0), output, [], 0, () => ({ r: 1 }))).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(repo.completeTask({ ...lease, owner: 'x' }, checkpointOf(0), output, [], 0, () => ({ r: 1 }))).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(repo.completeTask(lease, checkpointOf(1), output, [], 0, () => ({ r: 1 }))).rejects.toBeInstanceOf(LeaseLostError);
       expect(await row(lease.taskId)).toEqual(before);
       expect(await row(job.jobId)).toEqual(rootBefore);
     });
@@ -683,5 +688,84 @@ describe('TaskRepository (Postgres)', () => {
       expect(await repo.cancelJob(tenantId, job.extractIds[0]!)).toBeNull();
       expect(await row(job.extractIds[0]!)).toMatchObject({ status: 'pending' });
     });
+  });
+});
+
+describe('DAG fan-in (depends_on) and ready dependents', () => {
+  /** triage → (reader-1, reader-2, optional historian) → merge: one job of four levels' worth of rules. */
+  async function createDag(tenantId: string) {
+    const jobId = randomUUID();
+    const base = { jobId, tenantId, jobType: 'incident_review', parentTaskId: jobId, inputSummary: {}, totalSteps: 2 };
+    const [triage, reader1, reader2, historian, merge] = Array.from({ length: 5 }, () => randomUUID()) as [string, string, string, string, string];
+    const rows: NewTaskRow[] = [
+      { ...base, taskId: triage, agentId: 'triage', role: 'triage', ordinal: 0 },
+      { ...base, taskId: reader1, agentId: 'log_reader-1', role: 'log_reader', ordinal: 1, dependsOn: [triage] },
+      { ...base, taskId: reader2, agentId: 'log_reader-2', role: 'log_reader', ordinal: 2, dependsOn: [triage] },
+      { ...base, taskId: historian, agentId: 'historian', role: 'historian', ordinal: 3, optional: true, dependsOn: [triage] },
+      { ...base, taskId: merge, agentId: 'merge', role: 'merge', ordinal: 4, dependsOn: [reader1, reader2, historian] },
+    ];
+    const root: NewTaskRow = { taskId: jobId, jobId, tenantId, jobType: 'incident_review', parentTaskId: null, agentId: 'supervisor', role: 'job', inputSummary: {}, totalSteps: 5 };
+    expect(await repo.createJob(root, rows)).toEqual({ created: true, jobId });
+    return { jobId, triage, reader1, reader2, historian, merge };
+  }
+
+  const output = { conclusion: 'c', evidence: [], confidence: 1 };
+  const complete = async (taskId: string, result?: (outcomes: TaskOutcomeRow[]) => unknown) => repo.completeTask(await claim(taskId), checkpointOf(0), output, [], 0, result);
+  const readyIds = (finished: { ready: Array<{ taskId: string }> }) => finished.ready.map((t) => t.taskId).sort();
+
+  it('returns the dependents that became ready; a task waits for every dependency, an optional skipped one included', async () => {
+    const dag = await createDag(newTenant());
+    expect(await repo.claimTask(dag.reader1, 'w')).toEqual({ claimed: false, reason: 'blocked', status: 'pending' });
+
+    expect(readyIds(await complete(dag.triage))).toEqual([dag.reader1, dag.reader2, dag.historian].sort());
+    expect(readyIds(await complete(dag.reader1))).toEqual([]);
+    expect(readyIds(await complete(dag.reader2))).toEqual([]);
+    expect(await repo.claimTask(dag.merge, 'w')).toEqual({ claimed: false, reason: 'blocked', status: 'pending' });
+
+    const skipped = await repo.skipTask(await claim(dag.historian), 'skipped: no model target for 5 s', []);
+    expect(skipped.ready).toEqual([{ taskId: dag.merge, jobId: dag.jobId, tenantId: expect.any(String), role: 'merge', traceContext: null }]);
+    expect(await row(dag.historian)).toMatchObject({ status: 'skipped', error: 'skipped: no model target for 5 s' });
+
+    const last = await complete(dag.merge, () => ({ review: 'done' }));
+    expect(last).toEqual({ ready: [], jobCompleted: true });
+    expect(await row(dag.jobId)).toMatchObject({ status: 'success', outputSummary: { review: 'done' } });
+  });
+
+  it('refuses to skip a required task', async () => {
+    const dag = await createDag(newTenant());
+    await expect(repo.skipTask(await claim(dag.triage), 'no', [])).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await row(dag.triage)).status).toBe('running');
+  });
+
+  it('two dependencies finishing at once: exactly one of them releases the dependent, and the last finisher completes the job', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const dag = await createDag(newTenant());
+      await complete(dag.triage);
+      await complete(dag.reader1);
+      const [a, b] = await Promise.all([claim(dag.reader2, 'w1'), claim(dag.historian, 'w2')]);
+      const finished = await Promise.all([
+        repo.completeTask(a, checkpointOf(0), output, [], 0),
+        repo.completeTask(b, checkpointOf(0), output, [], 0),
+      ]);
+      expect(finished.flatMap(readyIds)).toEqual([dag.merge]);
+    }
+  });
+
+  it('builds the job result from every task outcome, with item keys', async () => {
+    const dag = await createDag(newTenant());
+    for (const id of [dag.triage, dag.reader1, dag.reader2, dag.historian]) await complete(id);
+    let seen: unknown;
+    await complete(dag.merge, (outcomes) => {
+      seen = outcomes.map((o) => [o.role, o.status]);
+      return { n: outcomes.length };
+    });
+    expect(seen).toEqual([
+      ['triage', 'success'],
+      ['log_reader', 'success'],
+      ['log_reader', 'success'],
+      ['historian', 'success'],
+      ['merge', 'success'],
+    ]);
+    expect((await row(dag.jobId)).outputSummary).toEqual({ n: 5 });
   });
 });

@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Pool } from 'pg';
-import type { RouteRecord, TaskStatus } from '@switchyard/contracts';
+import type { RouteRecord, TaskStatus, TraceCarrier } from '@switchyard/contracts';
 import { poolBehind, type Database } from '../database';
 import { agentTaskState as t, type NewTaskRow, type StepCheckpoint, type TaskRow } from '../schema';
 import { jsonRowInsert } from './json-row-insert';
@@ -25,24 +25,54 @@ export type ClaimResult =
   | { claimed: false; reason: 'missing' | 'already_running' | 'finished' | 'blocked'; status?: TaskStatus };
 
 /**
- * Fan-in order, by role: a task of role R may start only once every task of the roles in
- * `deps[R]` in its job has finished (success, or failed/cancelled when optional). Postgres
- * decides this, not the queue: a BullMQ flow parent is only a hint that may come early or never.
+ * The fan-in clause, its one home: the row `outer` (a table alias or name) may start when every
+ * task in its `depends_on` is `success`, or optional and given up (`skipped`, `failed`,
+ * `cancelled`). Postgres decides this, not the queue: an enqueue may come early (a duplicate)
+ * or never (a crash between commit and enqueue; the sweeper's reconcile makes up for it).
  */
-export type RoleDependencies = Readonly<Record<string, readonly string[]>>;
-
-/**
- * True when a task of the row `outer` (a table alias or name) still waits for a dependency.
- * An optional dependency that failed or was cancelled no longer holds anything up.
- */
-export function unfinishedDependency(deps: RoleDependencies, outer: string) {
-  const row = sql.raw(outer);
-  return sql`exists (
+export function dependenciesDoneSql(outer: string): string {
+  return `not exists (
     select 1 from agent_task_state dep
-    where dep.job_id = ${row}.job_id and dep.parent_task_id is not null
-      and dep.role in (select jsonb_array_elements_text(coalesce(${JSON.stringify(deps)}::jsonb -> ${row}.role, '[]'::jsonb)))
-      and dep.status <> 'success' and not (dep.optional and dep.status in ('failed', 'cancelled')))`;
+    where dep.task_id = any(${outer}.depends_on)
+      and dep.status <> 'success' and not (dep.optional and dep.status in ('skipped', 'failed', 'cancelled')))`;
 }
+
+/** `dependenciesDoneSql` as a drizzle fragment. */
+export function dependenciesDone(outer: string) {
+  return sql.raw(dependenciesDoneSql(outer));
+}
+
+/** A pending task whose dependencies just finished: the finishing worker enqueues it after its commit. */
+export interface ReadyTask {
+  taskId: string;
+  jobId: string;
+  tenantId: string;
+  role: string;
+  traceContext: TraceCarrier | null;
+}
+
+/** A finished (or given-up) task as the job result sees it. */
+export interface TaskOutcomeRow {
+  taskId: string;
+  role: string;
+  status: TaskStatus;
+  output: unknown;
+  /** The for_each item key kept in the task's input (`item_key`). */
+  key?: string;
+}
+
+/** What finishing a task changed beyond itself. */
+export interface FinishResult {
+  /** Tasks of the job that became claimable with this one finished. */
+  ready: ReadyTask[];
+  /** This task was the last unfinished one: the job is `success` with its result. */
+  jobCompleted: boolean;
+}
+
+/** How a task ends without failing its job: done with an output, or skipped (optional) with a reason. */
+export type TaskFinish =
+  | { status: 'success'; checkpoint: StepCheckpoint; output: unknown; routes: RouteRecord[]; costUsd: number }
+  | { status: 'skipped'; reason: string; routes: RouteRecord[] };
 
 /**
  * Fails a task and rolls the failure up: a required task takes its job down (and the job's
@@ -84,6 +114,7 @@ const viewColumns = {
   role: t.role,
   status: t.status,
   optional: t.optional,
+  dependsOn: t.dependsOn,
   outputSummary: t.outputSummary,
   currentStep: t.currentStep,
   totalSteps: t.totalSteps,
@@ -121,6 +152,7 @@ const taskInsert = jsonRowInsert<NewTaskRow>(t, {
   current_step: '0',
   retry_count: '0',
   route_targets: "'[]'::jsonb",
+  depends_on: "'{}'::uuid[]",
   cost_usd: '0',
   lease_version: '0',
   created_at: 'now()',
@@ -144,16 +176,11 @@ with root as (
 )
 select exists (select 1 from root) as created`;
 
-/** $3: the role dependencies as JSON (see `unfinishedDependency`). */
 const CLAIM_SQL = `/* sy:claimTask */
 with claimed as (
   update agent_task_state set status = 'running', lease_owner = $2, lease_version = lease_version + 1,
     started_at = coalesce(started_at, now()), updated_at = now(), error = null
-  where task_id = $1 and status = 'pending' and not exists (
-    select 1 from agent_task_state dep
-    where dep.job_id = agent_task_state.job_id and dep.parent_task_id is not null
-      and dep.role in (select jsonb_array_elements_text(coalesce($3::jsonb -> agent_task_state.role, '[]'::jsonb)))
-      and dep.status <> 'success' and not (dep.optional and dep.status in ('failed', 'cancelled')))
+  where task_id = $1 and status = 'pending' and ${dependenciesDoneSql('agent_task_state')}
   returning *
 ), job as (
   update agent_task_state set status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
@@ -173,28 +200,57 @@ update agent_task_state set current_step = $4::int + 1, step_checkpoints = step_
 where ${FENCE} and current_step = $4::int`;
 
 const COMPLETE_SQL = `/* sy:completeTask */
-with done as (
-  update agent_task_state set status = 'success', current_step = $4::int + 1,
-    step_checkpoints = step_checkpoints || $5::jsonb,
-    route_targets = route_targets || $6::jsonb,
-    cost_usd = cost_usd + $7::float8, output_summary = $8::jsonb,
-    updated_at = now(), finished_at = now(), error = null
-  where ${FENCE} and current_step = $4::int
-  returning job_id
-), job as (
-  update agent_task_state set status = 'success', output_summary = $10::jsonb,
-    updated_at = now(), finished_at = now()
-  where $9::boolean and task_id = (select job_id from done) and status = 'running'
-  returning task_id
-)
-select (select count(*) from done)::int as done`;
+update agent_task_state set status = 'success', current_step = $4::int + 1,
+  step_checkpoints = step_checkpoints || $5::jsonb,
+  route_targets = route_targets || $6::jsonb,
+  cost_usd = cost_usd + $7::float8, output_summary = $8::jsonb,
+  updated_at = now(), finished_at = now(), error = null
+where ${FENCE} and current_step = $4::int
+returning job_id`;
+
+const SKIP_SQL = `/* sy:skipTask */
+update agent_task_state set status = 'skipped', error = $4, route_targets = route_targets || $5::jsonb,
+  updated_at = now(), finished_at = now()
+where ${FENCE} and optional
+returning job_id`;
+
+/*
+ * Finishing serialises on the job's root row: each finisher locks it after its own update, so
+ * the next one's reads (a new snapshot per statement) see every earlier finish. Without it two
+ * tasks finishing at once could each see the other unfinished: the job would never complete
+ * and their dependents never be enqueued.
+ */
+const LOCK_JOB_SQL = `/* sy:lockJob */ select status from agent_task_state where task_id = $1 for update`;
+
+const READY_DEPENDENTS_SQL = `/* sy:readyDependents */
+select task_id, job_id, tenant_id, role, trace_context from agent_task_state d
+where d.job_id = $1 and d.status = 'pending' and $2::uuid = any(d.depends_on) and ${dependenciesDoneSql('d')}
+order by d.ordinal`;
+
+/** Tasks of the job not finished: anything but success and an optional task given up. */
+const UNFINISHED_SQL = `/* sy:unfinishedTasks */
+select count(*)::int as unfinished from agent_task_state
+where job_id = $1 and parent_task_id is not null
+  and status <> 'success' and not (optional and status in ('skipped', 'failed', 'cancelled'))`;
+
+const JOB_OUTCOMES_SQL = `/* sy:jobOutcomes */
+select task_id, role, status, output_summary, input_summary ->> 'item_key' as item_key
+from agent_task_state where job_id = $1 and parent_task_id is not null
+order by ordinal, created_at`;
+
+const COMPLETE_JOB_SQL = `/* sy:completeJob */
+update agent_task_state set status = 'success', output_summary = $2::jsonb, updated_at = now(), finished_at = now()
+where task_id = $1 and status = 'running'`;
 
 const HEARTBEAT_SQL = `/* sy:heartbeat */ update agent_task_state set updated_at = now() where ${FENCE}`;
 
-const TASKS_OF_ROLE_SQL = `/* sy:findTasksOfRole */
-select task_id, agent_id, status, input_summary - 'text' as input_summary, output_summary, optional
-from agent_task_state where job_id = $1 and role = $2
+const TASKS_OF_ROLES_SQL = `/* sy:tasksOfRoles */
+select task_id, role, status, output_summary, input_summary ->> 'item_key' as item_key
+from agent_task_state where job_id = $1 and role = any($2::text[]) and parent_task_id is not null
 order by ordinal asc, created_at asc`;
+
+const JOB_CONTEXT_SQL = `/* sy:jobContext */
+select input_summary -> 'meta' as meta, workflow_hash, job_type from agent_task_state where task_id = $1 and parent_task_id is null`;
 
 export class TaskRepository {
   private readonly pool: Pool;
@@ -281,11 +337,11 @@ export class TaskRepository {
    * Takes a pending task for `owner` and marks its job running, in one round trip. The
    * bumped lease version is the fencing token every later write must present.
    */
-  async claimTask(taskId: string, owner: string, deps: RoleDependencies = {}): Promise<ClaimResult> {
+  async claimTask(taskId: string, owner: string): Promise<ClaimResult> {
     const result = await this.pool.query<Record<string, unknown>>({
       name: 'sy-claim-task',
       text: CLAIM_SQL,
-      values: [taskId, owner, JSON.stringify(deps)],
+      values: [taskId, owner],
     });
     const raw = result.rows[0];
     if (raw) {
@@ -313,34 +369,73 @@ export class TaskRepository {
   }
 
   /**
-   * Records the last step and the task's output. When `jobResult` is given this task
-   * finishes its job: the root row takes the result in the same statement.
+   * Records the last step and the task's output. Returns the dependents that became ready,
+   * and, when this was the job's last unfinished task, completes the job with
+   * `resultOf(every task's outcome)` in the same transaction.
    */
   async completeTask(
     lease: Lease,
     checkpoint: StepCheckpoint,
-    output: Record<string, unknown>,
+    output: unknown,
     routes: RouteRecord[],
     costUsd: number,
-    jobResult?: Record<string, unknown>,
-  ): Promise<void> {
-    const result = await this.pool.query<{ done: number }>({
-      name: 'sy-complete-task',
-      text: COMPLETE_SQL,
-      values: [
-        lease.taskId,
-        lease.owner,
-        lease.version,
-        checkpoint.step,
-        JSON.stringify([checkpoint]),
-        JSON.stringify(routes),
-        costUsd,
-        JSON.stringify(output),
-        jobResult !== undefined,
-        JSON.stringify(jobResult ?? null),
-      ],
-    });
-    if (result.rows[0]?.done !== 1) throw new LeaseLostError(lease, 'complete');
+    resultOf: (outcomes: TaskOutcomeRow[]) => unknown = () => null,
+  ): Promise<FinishResult> {
+    return this.finish(lease, { status: 'success', checkpoint, output, routes, costUsd }, resultOf);
+  }
+
+  /** An optional task given up (degradation): `skipped` with the reason; its dependents go on without it. */
+  async skipTask(lease: Lease, reason: string, routes: RouteRecord[], resultOf: (outcomes: TaskOutcomeRow[]) => unknown = () => null): Promise<FinishResult> {
+    return this.finish(lease, { status: 'skipped', reason, routes }, resultOf);
+  }
+
+  private async finish(lease: Lease, finish: TaskFinish, resultOf: (outcomes: TaskOutcomeRow[]) => unknown): Promise<FinishResult> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('begin');
+      const fence = [lease.taskId, lease.owner, lease.version];
+      const done =
+        finish.status === 'success'
+          ? await client.query<{ job_id: string }>({
+              name: 'sy-complete-task',
+              text: COMPLETE_SQL,
+              values: [...fence, finish.checkpoint.step, JSON.stringify([finish.checkpoint]), JSON.stringify(finish.routes), finish.costUsd, JSON.stringify(finish.output ?? null)],
+            })
+          : await client.query<{ job_id: string }>({ name: 'sy-skip-task', text: SKIP_SQL, values: [...fence, finish.reason, JSON.stringify(finish.routes)] });
+      const jobId = done.rows[0]?.job_id;
+      if (!jobId) {
+        await client.query('rollback');
+        throw new LeaseLostError(lease, finish.status === 'success' ? 'complete' : 'skip');
+      }
+      await client.query({ name: 'sy-lock-job', text: LOCK_JOB_SQL, values: [jobId] });
+      const ready = await client.query<{ task_id: string; job_id: string; tenant_id: string; role: string; trace_context: TraceCarrier | null }>({
+        name: 'sy-ready-dependents',
+        text: READY_DEPENDENTS_SQL,
+        values: [jobId, lease.taskId],
+      });
+      const unfinished = await client.query<{ unfinished: number }>({ name: 'sy-unfinished-tasks', text: UNFINISHED_SQL, values: [jobId] });
+      let jobCompleted = false;
+      if (unfinished.rows[0]?.unfinished === 0) {
+        const outcomes = await client.query<{ task_id: string; role: string; status: TaskStatus; output_summary: unknown; item_key: string | null }>({
+          name: 'sy-job-outcomes',
+          text: JOB_OUTCOMES_SQL,
+          values: [jobId],
+        });
+        const result = resultOf(outcomes.rows.map(toOutcome));
+        const completed = await client.query({ name: 'sy-complete-job', text: COMPLETE_JOB_SQL, values: [jobId, JSON.stringify(result ?? null)] });
+        jobCompleted = completed.rowCount === 1;
+      }
+      await client.query('commit');
+      return {
+        ready: ready.rows.map((r) => ({ taskId: r.task_id, jobId: r.job_id, tenantId: r.tenant_id, role: r.role, traceContext: r.trace_context })),
+        jobCompleted,
+      };
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   /**
@@ -398,24 +493,45 @@ export class TaskRepository {
     });
   }
 
-  /** The finished work of a job's tasks in one role: what a fan-in step reads. */
-  async findTasksOfRole(jobId: string, role: string): Promise<Pick<TaskRow, 'taskId' | 'agentId' | 'status' | 'inputSummary' | 'outputSummary' | 'optional'>[]> {
-    const result = await this.pool.query<{
-      task_id: string;
-      agent_id: string;
-      status: TaskStatus;
-      input_summary: Record<string, unknown>;
-      output_summary: TaskRow['outputSummary'];
-      optional: boolean;
-    }>({ name: 'sy-tasks-of-role', text: TASKS_OF_ROLE_SQL, values: [jobId, role] });
-    return result.rows.map((r) => ({
-      taskId: r.task_id,
-      agentId: r.agent_id,
-      status: r.status,
-      inputSummary: r.input_summary,
-      outputSummary: r.output_summary,
-      optional: r.optional,
-    }));
+  /** The tasks of a job in these roles, with their outcomes: what a gather step reads (fan-in). */
+  async findTaskOutcomes(jobId: string, roles: readonly string[]): Promise<TaskOutcomeRow[]> {
+    if (roles.length === 0) return [];
+    const result = await this.pool.query<{ task_id: string; role: string; status: TaskStatus; output_summary: unknown; item_key: string | null }>({
+      name: 'sy-tasks-of-roles',
+      text: TASKS_OF_ROLES_SQL,
+      values: [jobId, roles],
+    });
+    return result.rows.map(toOutcome);
+  }
+
+  /** What every task of a job runs with: the job's meta, type and workflow version. */
+  async findJobContext(jobId: string): Promise<{ meta: unknown; workflowHash: string | null; jobType: string } | undefined> {
+    const result = await this.pool.query<{ meta: unknown; workflow_hash: string | null; job_type: string }>({ name: 'sy-job-context', text: JOB_CONTEXT_SQL, values: [jobId] });
+    const row = result.rows[0];
+    return row ? { meta: row.meta, workflowHash: row.workflow_hash, jobType: row.job_type } : undefined;
+  }
+
+  /** The workflow definition a job was planned with (read once per version: workers cache it by hash). */
+  async findWorkflowDefinition(jobId: string): Promise<Record<string, unknown> | null> {
+    const [row] = await this.db
+      .select({ definition: t.workflowDefinition })
+      .from(t)
+      .where(and(eq(t.taskId, jobId), isNull(t.parentTaskId)));
+    return row?.definition ?? null;
+  }
+
+  /**
+   * The job's input, without the arrays at `omit` (paths into the input): a for_each task
+   * carries its own item, and need not read every other item of a large input again.
+   */
+  async findJobInput(jobId: string, omit: readonly (readonly string[])[] = []): Promise<unknown> {
+    let input = sql`(${t.inputSummary} -> 'input')`;
+    for (const path of omit) input = sql`(${input} #- ${`{${path.map((p) => `"${p.replace(/["\\]/g, '')}"`).join(',')}}`}::text[])`;
+    const [row] = await this.db
+      .select({ input: sql<unknown>`${input}` })
+      .from(t)
+      .where(and(eq(t.taskId, jobId), isNull(t.parentTaskId)));
+    return row?.input;
   }
 
   async findTask(taskId: string): Promise<TaskRow | undefined> {
@@ -433,12 +549,20 @@ export class TaskRepository {
   }
 }
 
+function toOutcome(row: { task_id: string; role: string; status: TaskStatus; output_summary: unknown; item_key: string | null }): TaskOutcomeRow {
+  return { taskId: row.task_id, role: row.role, status: row.status, output: row.output_summary, ...(row.item_key === null ? {} : { key: row.item_key }) };
+}
+
 /** Raw rows come back with snake_case names (and, through drizzle's `execute`, string timestamps). */
 function toTaskRow(raw: Record<string, unknown>): TaskRow {
   const date = (v: unknown) => (v == null ? null : v instanceof Date ? v : new Date(String(v)));
   return {
     taskId: raw.task_id as string,
     parentTaskId: (raw.parent_task_id as string | null) ?? null,
+    dependsOn: (raw.depends_on as string[] | null) ?? [],
+    traceContext: (raw.trace_context as TraceCarrier | null) ?? null,
+    workflowDefinition: (raw.workflow_definition as Record<string, unknown> | null) ?? null,
+    workflowHash: (raw.workflow_hash as string | null) ?? null,
     jobId: raw.job_id as string,
     tenantId: raw.tenant_id as string,
     jobType: raw.job_type as string,

@@ -13,7 +13,7 @@ import {
   uuid,
   type AnyPgColumn,
 } from 'drizzle-orm/pg-core';
-import { TASK_STATUSES, type RouteRecord, type StructuredSummary } from '@switchyard/contracts';
+import { TASK_STATUSES, type RouteRecord, type StructuredSummary, type TraceCarrier } from '@switchyard/contracts';
 
 export const taskStatusEnum = pgEnum('task_status', TASK_STATUSES);
 
@@ -43,6 +43,20 @@ export const agentTaskState = pgTable(
     optional: boolean('optional').notNull().default(false),
     /** Position among its siblings (document order for extracts), for stable listing. */
     ordinal: integer('ordinal').notNull().default(0),
+    /**
+     * Fan-in: the tasks (same job) that must finish first. Claimable when each is `success`, or
+     * optional and `skipped`/`failed`/`cancelled` (see `dependenciesDone`).
+     */
+    dependsOn: uuid('depends_on').array().notNull().default(sql`'{}'::uuid[]`),
+    /** The W3C trace context of the submission: a resumed or re-enqueued task continues its job's trace. */
+    traceContext: jsonb('trace_context').$type<TraceCarrier>(),
+    /**
+     * Root rows: the workflow the job was planned with (its definition as JSON, and that JSON's
+     * hash). Workers compile and cache it by hash, so a running job keeps its version when the
+     * file changes.
+     */
+    workflowDefinition: jsonb('workflow_definition').$type<Record<string, unknown>>(),
+    workflowHash: text('workflow_hash'),
     inputSummary: jsonb('input_summary').$type<Record<string, unknown>>().notNull(),
     outputSummary: jsonb('output_summary').$type<StructuredSummary | Record<string, unknown>>(),
     stepCheckpoints: jsonb('step_checkpoints').$type<StepCheckpoint[]>().notNull().default(sql`'[]'::jsonb`),

@@ -1,1 +1,0 @@
-export const TASK_FLOW_PRODUCER = 'tasks';

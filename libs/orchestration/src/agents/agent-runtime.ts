@@ -1,0 +1,199 @@
+import { z } from 'zod';
+import { JobMetaSchema, RequestMetaSchema, type JobMeta, type RequestMeta, type RouteRecord } from '@switchyard/contracts';
+import type { TaskOutcomeRow } from '@switchyard/state';
+import { looksLikeJsonObject } from '@switchyard/router';
+import {
+  buildJobResult,
+  responseFormat,
+  validateOutput,
+  type CallStep,
+  type CompiledAgent,
+  type CompiledWorkflow,
+  type RenderContext,
+  type TaskOutcome,
+} from '@switchyard/workflows';
+import { modelCallKey } from './model-call-headers';
+import type { ChatMessage, ModelCallContext, ModelChatResult, ModelRouter } from './model-router.port';
+import { callForSummary, routesFromAttempts } from './structured-summary';
+
+/** What a task row carries for its agent: the for_each item, its position and key. Parsed once per task. */
+export const TaskInputSchema = z.object({
+  item: z.unknown().optional(),
+  item_index: z.number().int().min(0).optional(),
+  item_key: z.string().optional(),
+});
+export type TaskInput = z.infer<typeof TaskInputSchema>;
+
+/** The gather checkpoint: what the templates read from upstream tasks, as it was when the task gathered. */
+export const GatheredSchema = z.object({
+  outputs: z.record(z.string(), z.unknown()),
+  summaries: z.record(
+    z.string(),
+    z.array(z.object({ taskId: z.string(), status: z.string(), output: z.unknown(), key: z.string().optional() })),
+  ),
+});
+export type Gathered = z.infer<typeof GatheredSchema>;
+
+/** A call step's checkpoint: the raw reply (kept, never handed upward) and the output read from it. */
+export const CallCheckpointSchema = z.object({ raw: z.string(), output: z.unknown() });
+
+/**
+ * The gather step: every upstream role's tasks as templates see them — `outputs.ROLE` (the
+ * single task's output, when it succeeded) and `summaries.ROLE` (every task, in plan order).
+ */
+export function gatherUpstream(agent: CompiledAgent, workflow: CompiledWorkflow, upstream: readonly TaskOutcomeRow[]): Gathered {
+  const outputs: Gathered['outputs'] = {};
+  const summaries: Gathered['summaries'] = {};
+  for (const role of agent.upstream) {
+    const tasks = upstream.filter((task) => task.role === role);
+    summaries[role] = tasks.map(toTaskOutcome);
+    const single = tasks[0];
+    if (!workflow.agentsByRole.get(role)?.forEach && single?.status === 'success') outputs[role] = single.output;
+  }
+  return { outputs, summaries };
+}
+
+function toTaskOutcome(task: TaskOutcomeRow): TaskOutcome {
+  return { taskId: task.taskId, status: task.status, output: task.output, ...(task.key === undefined ? {} : { key: task.key }) };
+}
+
+/** The template context of one task: its job's input, its item, what it gathered, its earlier steps' outputs. */
+export function renderContext(input: unknown, task: TaskInput, gathered: Gathered, steps: Record<string, unknown>): RenderContext {
+  return { input, ...(task.item === undefined ? {} : { item: task.item }), outputs: gathered.outputs, summaries: gathered.summaries, steps };
+}
+
+/**
+ * The request meta of a call: the step's (agent's) meta, and the job's sensitivity, priority,
+ * business type and tags — a workflow never sets sensitivity, and a high-priority job makes
+ * every call high priority.
+ */
+export function callMeta(step: CallStep, jobMeta: JobMeta): RequestMeta {
+  const meta = step.meta;
+  return RequestMetaSchema.parse({
+    ...(meta.task_type ? { task_type: meta.task_type } : {}),
+    ...(meta.complexity ? { complexity: meta.complexity } : {}),
+    sensitivity: jobMeta.sensitivity,
+    priority: jobMeta.priority === 'high' ? 'high' : (meta.priority ?? 'normal'),
+    tags: [...new Set([...(meta.tags ?? []), ...jobMeta.tags])],
+    ...((jobMeta.business_type ?? meta.business_type) ? { business_type: jobMeta.business_type ?? meta.business_type } : {}),
+    ...(meta.max_output_tokens ? { max_output_tokens: meta.max_output_tokens } : {}),
+    ...(meta.timeout_ms ? { timeout_ms: meta.timeout_ms } : {}),
+  });
+}
+
+export function parseJobMeta(value: unknown): JobMeta {
+  return JobMetaSchema.parse(value ?? {});
+}
+
+/** The job result from every task's outcome, as the workflow's `result:` declares it. */
+export function jobResultOf(workflow: CompiledWorkflow, outcomes: readonly TaskOutcomeRow[]): unknown {
+  const byRole: Record<string, TaskOutcome[]> = {};
+  for (const task of outcomes) (byRole[task.role] ??= []).push(toTaskOutcome(task));
+  return buildJobResult(workflow, byRole);
+}
+
+export interface StepCall {
+  step: number;
+  headers: Record<string, string>;
+  context: ModelCallContext;
+  signal: AbortSignal;
+}
+
+export interface CallStepResult {
+  output: unknown;
+  raw: string;
+  routes: RouteRecord[];
+  costUsd: number;
+}
+
+/** A reply that did not match the agent's declared output, from two targets: retrying the task would not help. */
+export class BadOutputError extends Error {
+  readonly retryable = false;
+  constructor(message: string) {
+    super(message);
+    this.name = 'BadOutputError';
+  }
+}
+
+/**
+ * One call step: the structured summary (JSON mode; a bad reply is retried elsewhere once and
+ * then kept as raw text with confidence null), or — when the agent declares `output` — a
+ * `response_format: json_schema` call whose reply must match the schema (retried elsewhere
+ * once, then the task fails).
+ */
+export async function runCallStep(router: ModelRouter, step: CallStep, messages: ChatMessage[], meta: RequestMeta, call: StepCall): Promise<CallStepResult> {
+  const format = responseFormat(step);
+  const maxTokens = meta.max_output_tokens;
+  if (!format || !step.output) {
+    const result = await callForSummary(router, { ...call, meta, messages, ...(maxTokens ? { maxTokens } : {}) });
+    return { output: result.summary, raw: result.raw, routes: result.routes, costUsd: result.costUsd };
+  }
+  const schema = step.output;
+  const ask = (n: number, exclude: string[]) =>
+    router.chat({
+      meta,
+      messages,
+      responseFormat: format,
+      temperature: 0,
+      idempotencyKey: modelCallKey(call.context.taskId, call.context.step, n),
+      headers: { ...call.headers, 'x-switchyard-attempt': String(n), 'x-switchyard-idempotency-key': modelCallKey(call.context.taskId, call.context.step, n) },
+      context: call.context,
+      signal: call.signal,
+      ...(exclude.length ? { excludeTargets: exclude } : {}),
+      ...(maxTokens ? { maxTokens } : {}),
+    });
+  const read = (reply: ModelChatResult) => {
+    const value = parseJsonObject(reply.content);
+    return value === undefined ? { ok: false as const, why: 'not a JSON object' } : validateOutput(schema, value);
+  };
+  const first = await ask(1, []);
+  const routes = routesFromAttempts(call.step, first.attempts);
+  const checked = read(first);
+  if (checked.ok) return { output: checked.value, raw: first.content, routes, costUsd: first.costUsd };
+  markBadOutput(routes, router, first);
+  let retry: ModelChatResult;
+  try {
+    retry = await ask(2, [first.target]);
+  } catch (error) {
+    if (call.signal.aborted) throw error;
+    throw new BadOutputError(`${step.name}: the reply of ${first.target} does not match the declared output (${describeCheck(checked)}) and no other target could answer`);
+  }
+  const retryRoutes = routesFromAttempts(call.step, retry.attempts);
+  const rechecked = read(retry);
+  if (rechecked.ok) return { output: rechecked.value, raw: retry.content, routes: [...routes, ...retryRoutes], costUsd: first.costUsd + retry.costUsd };
+  markBadOutput(retryRoutes, router, retry);
+  const error = new BadOutputError(`${step.name}: replies of ${first.target} and ${retry.target} do not match the declared output (${describeCheck(rechecked)})`);
+  Object.assign(error, { attempts: [...first.attempts, ...retry.attempts] });
+  throw error;
+}
+
+function describeCheck(check: { ok: false; why: string } | { ok: false; issues: Array<{ path: string; message: string }> }): string {
+  return 'why' in check ? check.why : check.issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+}
+
+function markBadOutput(routes: RouteRecord[], router: ModelRouter, reply: ModelChatResult): void {
+  const last = routes.at(-1);
+  if (last) last.outcome = 'bad_output';
+  // A reply that is not JSON at all the router already counted; a JSON object of the wrong shape
+  // only the runtime can tell. A reused answer was judged when it was first paid for.
+  if (!reply.reused && looksLikeJsonObject(reply.content)) router.reportBadOutput?.(reply.target);
+}
+
+/** The first JSON object in a reply (models wrap JSON in a fence or a sentence), or undefined. */
+export function parseJsonObject(content: string): Record<string, unknown> | undefined {
+  const candidates = [content.trim()];
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(content);
+  if (fenced?.[1]) candidates.push(fenced[1].trim());
+  const start = content.indexOf('{');
+  const end = content.lastIndexOf('}');
+  if (start >= 0 && end > start) candidates.push(content.slice(start, end + 1));
+  for (const candidate of candidates) {
+    try {
+      const value: unknown = JSON.parse(candidate);
+      if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+    } catch {
+      // not JSON: try the next reading
+    }
+  }
+  return undefined;
+}
