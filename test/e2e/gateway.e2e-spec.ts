@@ -213,8 +213,8 @@ describe('POST /v1/chat/completions (openai SDK client, real supervisor + llm-si
   it('hot reload: a valid config change turns the response cache on; an invalid file is rejected and the old config stays', async () => {
     const file = stack.sharedEnv.ROUTER_CONFIG!;
     const original = readFileSync(file, 'utf8');
-    const doc = parse(original) as { router: Record<string, unknown> };
-    doc.router.cache = { enabled: true, ttl_s: { qa: 300 } };
+    const doc = parse(original) as { router: Record<string, unknown>; response_cache?: unknown };
+    doc.response_cache = { enabled: true, ttl_s: { qa: 300 } };
     writeFileSync(file, stringify(doc));
     await stack.supervisor.waitForLine(/router config reloaded/);
 

@@ -233,7 +233,8 @@ const RouterSectionSchema = z
     overload: OverloadSchema,
     backoff: BackoffSchema,
     probes: ProbesSchema,
-    cache: CacheSchema,
+    // The gateway's response cache is not routing: it has its own top-level block now.
+    cache: z.never({ error: 'moved: the gateway response cache is the top-level `response_cache` block, beside `router`' }).optional(),
     gateway: GatewaySchema,
     fleet_limits: FleetLimitsSchema,
     models: z
@@ -271,7 +272,7 @@ const RouterSectionSchema = z
       ctx.addIssue({ code: 'custom', path: ['routes'], message: 'no catch-all route; add one with `when: {all_else: true}`' });
     }
   })
-  .transform((router): RouterConfig => ({
+  .transform((router): Omit<RouterConfig, 'cache'> => ({
     default_policy: router.default_policy,
     fallback_to_any_eligible: router.fallback_to_any_eligible,
     timeouts: router.timeouts,
@@ -285,7 +286,6 @@ const RouterSectionSchema = z
     overload: router.overload,
     backoff: router.backoff,
     probes: router.probes,
-    cache: router.cache,
     gateway: router.gateway,
     fleet_limits: router.fleet_limits,
     models: router.models,
@@ -304,7 +304,13 @@ const RouterSectionSchema = z
     routes: router.routes.map(({ target, targets, ...rule }) => ({ ...rule, targets: targets ?? (target === undefined ? [] : [target]) })),
   }));
 
-export const RouterConfigFileSchema = z.strictObject({ router: RouterSectionSchema });
+/**
+ * The file: `router` (routing) and `response_cache` (the gateway's response cache and
+ * Idempotency-Key answers, all defaults when absent).
+ */
+export const RouterConfigFileSchema = z
+  .strictObject({ router: RouterSectionSchema, response_cache: CacheSchema })
+  .transform(({ router, response_cache }): { router: RouterConfig } => ({ router: { ...router, cache: response_cache } }));
 
 export type RuleCondition = z.output<typeof WhenSchema>;
 
@@ -355,6 +361,7 @@ export interface RouterConfig {
   overload: z.output<typeof OverloadSchema>;
   backoff: z.output<typeof BackoffSchema>;
   probes: z.output<typeof ProbesSchema>;
+  /** The gateway's response cache (`response_cache` in the file). */
   cache: z.output<typeof CacheSchema>;
   gateway: z.output<typeof GatewaySchema>;
   fleet_limits: z.output<typeof FleetLimitsSchema>;
