@@ -8,6 +8,7 @@ import type { SlotResult, TargetLimiter } from './fleet/target-limiter';
 import type { ChatProvider, ProviderCall } from './providers/chat-provider';
 import { Router } from './router';
 import { NoEligibleTargetError } from './routing/no-eligible-target.error';
+import { stateSettings, TargetState } from './state/target-state';
 
 /** A fleet limiter whose other processes hold `busy[target]` slots. */
 class FakeFleet implements TargetLimiter {
@@ -68,7 +69,7 @@ router:
       }) as ChatProvider,
   });
   let waits = 0;
-  return { router, calls, fleet };
+  return { router, calls, fleet, clock };
 }
 
 const messages = [{ role: 'user' as const, content: 'hi' }];
@@ -160,5 +161,34 @@ router:
     expect(result).toMatchObject({ target: 'cloud', content: '{"answer": "forty-two"}', finishReason: 'stop' });
     // The refused answer never reached the caller's stream.
     expect(deltas).toEqual(['{"answer": "forty-two"}']);
+  });
+});
+
+describe('Router recovery decided once for the fleet', () => {
+  it('a breaker opened elsewhere stays open here while the opener probes, and closes when the opener says so', async () => {
+    const fleet = new FakeFleet({});
+    const { router, calls, clock } = setup(fleet);
+    router.applyFleetBreakerOpen('gpu', 1_000);
+    clock.advance(1_500);
+    // The opener's cooldown is over and it is probing: this process does not probe too.
+    expect(router.snapshot().find((t) => t.name === 'gpu')?.breaker).toBe('open');
+    expect((await router.chat({ meta: RequestMetaSchema.parse({ sensitivity: 'internal' }), messages })).target).toBe('cloud');
+    router.applyFleetBreakerClose('gpu');
+    // Closed, and recovering its share like after its own breaker: the call that only it may take goes there at once.
+    expect(router.snapshot().find((t) => t.name === 'gpu')?.breaker).toBe('closed');
+    expect((await router.chat({ meta: RequestMetaSchema.parse({ sensitivity: 'sensitive' }), messages })).target).toBe('gpu');
+    expect(calls).toEqual(['cloud', 'gpu']);
+  });
+
+  it('its own half-open probes closing the breaker are told to the fleet', () => {
+    const changes: string[] = [];
+    const state = new TargetState(
+      stateSettings(parseRouterConfig(`router:\n  breaker: {consecutive_failures: 1, cooldown_ms: 100, half_open_probes: 1}\n  targets:\n    - {name: gpu, type: local, endpoint: "http://127.0.0.1:1/v1", model: a, max_concurrency: 2, context_window: 1000, cost_per_1k_tokens: {input: 0, output: 0}}\n  routes:\n    - {name: main, when: {all_else: true}, target: gpu}\n`, 's').config),
+      (change) => changes.push(change),
+    );
+    state.observe(0, { ok: false, failure: 'server', latencyMs: 1 });
+    state.begin(200, 0);
+    state.end(200, { ok: true, latencyMs: 1 });
+    expect(changes).toEqual(['open', 'closed']);
   });
 });

@@ -99,7 +99,7 @@ export class Router implements RouterAdmin {
     this.budgetStore = options.retryBudget ?? new InMemoryRetryBudgetStore(this.clock);
     this.contextFilters = options.contextFilters;
     this.fleetFull = new FleetFullMarks(this.clock);
-    this.states = new TargetStateRegistry(options.config.config, (target) => this.admin.breakerOpened(target));
+    this.states = new TargetStateRegistry(options.config.config, (target, state) => this.admin.breakerChanged(target, state));
     this.selector = new RouteSelector({
       config: options.config,
       states: this.states,
@@ -295,9 +295,19 @@ export class Router implements RouterAdmin {
     return this.admin.onBreakerOpen(listener);
   }
 
-  /** A breaker opened in another process: open here too for the rest of its cooldown. */
+  /** Tells `listener` whenever this process's half-open probes close a target's breaker. Returns the unsubscribe. */
+  onBreakerClose(listener: (target: string) => void): () => void {
+    return this.admin.onBreakerClose(listener);
+  }
+
+  /** A breaker opened in another process: open here too while that process probes it (see `RouterAdminView`). */
   applyFleetBreakerOpen(target: string, cooldownLeftMs: number): void {
     this.admin.applyFleetBreakerOpen(target, cooldownLeftMs);
+  }
+
+  /** The process that probed a target closed its breaker: closed here too. */
+  applyFleetBreakerClose(target: string): void {
+    this.admin.applyFleetBreakerClose(target);
   }
 
   snapshot(): TargetSnapshot[] {

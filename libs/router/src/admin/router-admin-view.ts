@@ -14,6 +14,7 @@ import { explainDecision, snapshotTarget, UnknownTargetError } from './router-ad
  */
 export class RouterAdminView implements RouterAdmin {
   private readonly breakerListeners = new Set<(target: string, cooldownLeftMs: number) => void>();
+  private readonly closeListeners = new Set<(target: string) => void>();
 
   constructor(
     private readonly selector: RouteSelector,
@@ -56,16 +57,32 @@ export class RouterAdminView implements RouterAdmin {
     return () => this.breakerListeners.delete(listener);
   }
 
+  /** Tells `listener` whenever this process's half-open probes close a target's breaker (for the fleet). */
+  onBreakerClose(listener: (target: string) => void): () => void {
+    this.closeListeners.add(listener);
+    return () => this.closeListeners.delete(listener);
+  }
+
   /**
-   * A breaker opened in another process: it is open here too for the rest of its cooldown,
-   * so no call here pays the failures again. Unknown targets are ignored.
+   * A breaker opened in another process: it is open here too, so no call here pays the
+   * failures again. The opener probes it after its cooldown and tells the fleet how that went;
+   * here it stays open one cooldown longer, and half-opens by itself only if the opener goes
+   * silent (died), so recovery is decided once for the fleet. Unknown targets are ignored.
    */
   applyFleetBreakerOpen(target: string, cooldownLeftMs: number): void {
     const state = this.states.get(target);
     if (state === undefined || cooldownLeftMs <= 0) return;
-    if (state.applyFleetBreakerOpen(this.clock.now(), cooldownLeftMs)) {
-      this.logger.warn({ target, cooldown_left_ms: cooldownLeftMs }, 'breaker opened by another process of the fleet; open here too');
+    const followerMs = cooldownLeftMs + this.selector.config.config.breaker.cooldown_ms;
+    if (state.applyFleetBreakerOpen(this.clock.now(), followerMs)) {
+      this.logger.warn({ target, cooldown_left_ms: followerMs }, 'breaker opened by another process of the fleet; open here too while that process probes it');
     }
+  }
+
+  /** The process that probed `target` found it healthy and closed its breaker: closed here too. */
+  applyFleetBreakerClose(target: string): void {
+    const state = this.states.get(target);
+    if (state === undefined) return;
+    if (state.applyFleetBreakerClose(this.clock.now())) this.logger.warn({ target }, 'breaker closed by the process of the fleet that probed it; closed here too');
   }
 
 
@@ -105,8 +122,18 @@ export class RouterAdminView implements RouterAdmin {
 
   // ---- internals ----
 
-  /** This process's own traffic opened `target`'s breaker: tell the listeners (the fleet). */
-  breakerOpened(target: string): void {
+  /** This process's own traffic opened or closed `target`'s breaker: tell the listeners (the fleet). */
+  breakerChanged(target: string, state: 'open' | 'closed'): void {
+    if (state === 'closed') {
+      for (const listener of this.closeListeners) {
+        try {
+          listener(target);
+        } catch (error) {
+          this.logger.error({ err: error, target }, 'breaker listener failed');
+        }
+      }
+      return;
+    }
     const cooldownLeftMs = this.states.get(target)?.breaker.cooldownLeft(this.clock.now()) ?? 0;
     for (const listener of this.breakerListeners) {
       try {

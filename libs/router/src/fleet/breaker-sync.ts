@@ -5,15 +5,18 @@ import type { Router } from '../router';
 export const breakerOpenKey = (keyPrefix: string, target: string): string => `${keyPrefix}:breaker-open:${target}`;
 export const breakerChannel = (keyPrefix: string): string => `${keyPrefix}:breaker-open`;
 
-export interface BreakerOpenMessage {
-  target: string;
-  /** The rest of the cooldown as the opener measured it. */
-  cooldownLeftMs: number;
-  from: string;
-}
+export type BreakerOpenMessage =
+  | {
+      kind?: 'open';
+      target: string;
+      /** The rest of the cooldown as the opener measured it. */
+      cooldownLeftMs: number;
+      from: string;
+    }
+  | { kind: 'closed'; target: string; from: string };
 
 export interface BreakerSyncOptions {
-  router: Pick<Router, 'onBreakerOpen' | 'applyFleetBreakerOpen' | 'config'>;
+  router: Pick<Router, 'onBreakerOpen' | 'onBreakerClose' | 'applyFleetBreakerOpen' | 'applyFleetBreakerClose' | 'config'>;
   redis: Redis;
   /** Usually `<QUEUE_PREFIX>:router`. */
   keyPrefix: string;
@@ -24,25 +27,31 @@ export interface BreakerSyncOptions {
 /**
  * Shared breakers: a breaker that opens in one process is published (a key that lives as long
  * as its cooldown, and a message on a channel) and opened in every other process at once; a
- * process that (re)connects reads the keys, so it misses none. Every process still half-opens
- * on its own after the cooldown.
+ * process that (re)connects reads the keys, so it misses none. The opener alone probes the
+ * target after the cooldown: its half-open probes closing the breaker close it everywhere (a
+ * failed probe opens it again, and that is published like the first opening).
  */
 export class BreakerSync {
   private subscriber: Redis | undefined;
-  private unsubscribe: (() => void) | undefined;
+  private unsubscribe: (() => void)[] = [];
 
   constructor(private readonly options: BreakerSyncOptions) {}
 
   async start(): Promise<void> {
     const { redis, router, logger, keyPrefix, processId } = this.options;
-    this.unsubscribe = router.onBreakerOpen((target, cooldownLeftMs) => void this.publish(target, cooldownLeftMs));
+    this.unsubscribe = [
+      router.onBreakerOpen((target, cooldownLeftMs) => void this.publish(target, cooldownLeftMs)),
+      router.onBreakerClose((target) => void this.publishClosed(target)),
+    ];
     const subscriber = redis.duplicate({ connectionName: `${redis.options.connectionName ?? 'switchyard'}-router-breakers` });
     this.subscriber = subscriber;
     subscriber.on('error', (error: Error) => logger.warn({ err: error.message }, 'router breaker subscriber: redis error'));
     subscriber.on('message', (_channel: string, raw: string) => {
       try {
         const message = JSON.parse(raw) as BreakerOpenMessage;
-        if (message.from !== processId) router.applyFleetBreakerOpen(message.target, message.cooldownLeftMs);
+        if (message.from === processId) return;
+        if (message.kind === 'closed') router.applyFleetBreakerClose(message.target);
+        else router.applyFleetBreakerOpen(message.target, message.cooldownLeftMs);
       } catch {
         logger.warn('router breaker subscriber: a malformed message was ignored');
       }
@@ -61,7 +70,7 @@ export class BreakerSync {
   }
 
   async stop(): Promise<void> {
-    this.unsubscribe?.();
+    for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe();
     const subscriber = this.subscriber;
     this.subscriber = undefined;
     if (subscriber === undefined) return;
@@ -81,6 +90,17 @@ export class BreakerSync {
       const ms = left[index] ?? -2;
       if (ms > 0) router.applyFleetBreakerOpen(target, ms);
     });
+  }
+
+  private async publishClosed(target: string): Promise<void> {
+    const { redis, keyPrefix, processId, logger } = this.options;
+    const message: BreakerOpenMessage = { kind: 'closed', target, from: processId };
+    try {
+      await redis.del(breakerOpenKey(keyPrefix, target));
+      await redis.publish(breakerChannel(keyPrefix), JSON.stringify(message));
+    } catch (error) {
+      logger.warn({ err: String(error), target }, 'could not tell the fleet that a breaker closed; the others half-open on their own later');
+    }
   }
 
   private async publish(target: string, cooldownLeftMs: number): Promise<void> {

@@ -37,8 +37,8 @@ export class TargetState {
 
   constructor(
     settings: TargetStateSettings,
-    /** Told when this process's own traffic opens the breaker (the fleet hears of it from there). */
-    private readonly onBreakerOpen: () => void = () => undefined,
+    /** Told when this process's own traffic opens or closes the breaker (the fleet hears of it from there). */
+    private readonly onBreakerChange: (state: 'open' | 'closed') => void = () => undefined,
   ) {
     this.health = new HealthScore(settings.health);
     this.breaker = new CircuitBreaker(settings.breaker);
@@ -89,7 +89,9 @@ export class TargetState {
     if (observation.ok) {
       this.coldStart = false;
       this.health.recordSuccess();
-      this.breaker.recordSuccess(now);
+      const before = this.breaker.state(now);
+      const after = this.breaker.recordSuccess(now);
+      if (before === 'half_open' && after === 'closed') this.onBreakerChange('closed');
       return;
     }
     const failure = observation.failure ?? 'unknown';
@@ -103,13 +105,20 @@ export class TargetState {
     const after = failure === 'bad_output' ? before : this.breaker.recordFailure(now);
     const opened = after === 'open' && before !== 'open';
     if (lostHealth || opened) this.ramp.trip(now);
-    if (opened) this.onBreakerOpen();
+    if (opened) this.onBreakerChange('open');
   }
 
   /** Another process opened this target's breaker: open here for the rest of its cooldown. */
   applyFleetBreakerOpen(now: number, cooldownLeftMs: number): boolean {
     if (!this.breaker.openFromFleet(now, cooldownLeftMs)) return false;
     this.ramp.trip(now);
+    return true;
+  }
+
+  /** The process that probed this target closed its breaker: closed here too, without probing again. */
+  applyFleetBreakerClose(now: number): boolean {
+    if (this.breaker.state(now) === 'closed') return false;
+    this.breaker.reset();
     return true;
   }
 }
@@ -158,7 +167,7 @@ export class TargetStateRegistry {
 
   constructor(
     config: RouterConfig,
-    private readonly onBreakerOpen: (target: string) => void = () => undefined,
+    private readonly onBreakerChange: (target: string, state: 'open' | 'closed') => void = () => undefined,
   ) {
     this.reload(config);
   }
@@ -173,7 +182,7 @@ export class TargetStateRegistry {
     for (const target of config.targets) {
       const existing = this.states.get(target.name);
       existing?.reconfigure(settings);
-      next.set(target.name, existing ?? new TargetState(settings, () => this.onBreakerOpen(target.name)));
+      next.set(target.name, existing ?? new TargetState(settings, (state) => this.onBreakerChange(target.name, state)));
     }
     this.states = next;
   }
