@@ -55,7 +55,7 @@ router:
       redis,
       keyPrefix: `${args.prefix}:router`,
       processId: args.processId,
-      settings: () => ({ slotTtlMs: 5_000, redisTimeoutMs: 1_000 }),
+      settings: () => ({ slotTtlMs: 5_000, redisTimeoutMs: 1_000, slotLingerMs: 25 }),
       liveProcesses: () => Promise.resolve(4),
       logger,
     }),

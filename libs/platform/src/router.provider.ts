@@ -95,7 +95,7 @@ export const routerProvider: Provider = {
       processId: processIdentityFrom(logger, config).processId,
       settings: () => {
         const limits = (live.router?.config ?? routerConfig).config.fleet_limits;
-        return { slotTtlMs: limits.slot_ttl_ms, redisTimeoutMs: limits.redis_timeout_ms };
+        return { slotTtlMs: limits.slot_ttl_ms, redisTimeoutMs: limits.redis_timeout_ms, slotLingerMs: limits.slot_linger_ms };
       },
       // The processes whose router snapshot is fresh (see RouterSnapshotPublisher).
       liveProcesses: () => redis.zcount(snapshotsIndexKey(config.QUEUE_PREFIX), Date.now() - SNAPSHOT_TTL_MS, '+inf'),

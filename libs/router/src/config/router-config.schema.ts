@@ -157,6 +157,7 @@ const FleetLimitsSchema = z
     slot_wait_ms: ms(10_000),
     slot_poll_ms: z.number().int().min(5).max(10_000).default(100),
     redis_timeout_ms: z.number().int().min(10).max(60_000).default(250),
+    slot_linger_ms: z.number().int().min(0).max(10_000).default(25),
   })
   .prefault({});
 

@@ -35,13 +35,14 @@ describe('RedisFleetLimiter (real Redis, fake clock)', () => {
   const prefix = `{sy-test-${randomBytes(4).toString('hex')}}:router`;
   const limiters: RedisFleetLimiter[] = [];
   let processes = 1;
+  let lingerMs = 0;
 
   function limiter(processId: string, clock: FakeClock, client: LimiterRedis = redis, ttlMs = 5_000): RedisFleetLimiter {
     const made = new RedisFleetLimiter({
       redis: client,
       keyPrefix: prefix,
       processId,
-      settings: () => ({ slotTtlMs: ttlMs, redisTimeoutMs: 200 }),
+      settings: () => ({ slotTtlMs: ttlMs, redisTimeoutMs: 200, slotLingerMs: lingerMs }),
       liveProcesses: () => Promise.resolve(processes),
       logger: createLogger('fleet-limiter-spec', 'silent'),
       clock,
@@ -55,6 +56,7 @@ describe('RedisFleetLimiter (real Redis, fake clock)', () => {
     const keys = await redis.keys(`${prefix}*`);
     if (keys.length > 0) await redis.del(...keys);
     processes = 1;
+    lingerMs = 0;
   });
   afterAll(() => redis.quit());
 
@@ -101,6 +103,49 @@ describe('RedisFleetLimiter (real Redis, fake clock)', () => {
     await until(async () => Number(await redis.zscore(slots, 'worker:long#1')) > firstExpiry);
     clock.advance(900);
     expect(await other.acquire(gpu, 0)).toMatchObject({ granted: false, reason: 'concurrency' });
+  });
+
+  it('a freed slot lingers for this process’s next call to the target (no round trip), then goes back', async () => {
+    lingerMs = 300;
+    const clock = new FakeClock();
+    let scripts = 0;
+    const counting: LimiterRedis = {
+      eval: (...args) => {
+        scripts += 1;
+        return redis.eval(...args);
+      },
+      evalsha: (...args) => {
+        scripts += 1;
+        return redis.evalsha(...args);
+      },
+      zrem: (...args) => redis.zrem(...args),
+    };
+    const sticky = limiter('worker:sticky', clock, counting);
+    const other = limiter('worker:other', clock);
+    const gpu = target({ name: 'gpu-6', max_concurrency: 1 });
+    const slots = limiterKeys(prefix, 'gpu-6').slots;
+    const first = await sticky.acquire(gpu, 0);
+    const asked = scripts;
+    if (first.granted) first.slot.release();
+    // Still this process's: another process finds the target full, this one takes it again without asking Redis.
+    expect(await other.acquire(gpu, 0)).toMatchObject({ granted: false, reason: 'concurrency' });
+    const second = await sticky.acquire(gpu, 0);
+    expect(second.granted).toBe(true);
+    expect(scripts).toBe(asked);
+    expect(await redis.zrange(slots, '0', '-1')).toEqual(['worker:sticky#1']);
+    if (second.granted) second.slot.release();
+    await until(async () => (await redis.zcard(slots)) === 0);
+    expect((await other.acquire(gpu, 0)).granted).toBe(true);
+  });
+
+  it('a slot of a target with rpm or tpm goes back at once (a quota counts every request)', async () => {
+    lingerMs = 10_000;
+    const clock = new FakeClock();
+    const a = limiter('worker:a', clock);
+    const gpu = target({ name: 'gpu-7', max_concurrency: 1, rpm: 100 });
+    const first = await a.acquire(gpu, 0);
+    if (first.granted) first.slot.release();
+    await until(async () => (await redis.zcard(limiterKeys(prefix, 'gpu-7').slots)) === 0);
   });
 
   it('holds rpm and tpm over a sliding minute', async () => {

@@ -29,6 +29,11 @@ export interface FleetLimiterSettings {
   slotTtlMs: number;
   /** How long a Redis round trip may take before the call falls back to the process's share. */
   redisTimeoutMs: number;
+  /**
+   * A freed slot of a target without rpm/tpm stays this process's this long, for its next call
+   * to that target (no round trip); then it is handed back. 0 = hand back at once.
+   */
+  slotLingerMs: number;
 }
 
 export interface RedisFleetLimiterOptions {
@@ -60,6 +65,8 @@ const LIVE_PROCESSES_REFRESH_MS = 5_000;
  */
 export class RedisFleetLimiter implements TargetLimiter {
   private readonly held = new Map<string, Set<string>>();
+  /** Freed slots still held for this process's next call, per target. */
+  private readonly lingering = new Map<string, { holder: string; timer: NodeJS.Timeout }[]>();
   private readonly fallback = new Map<string, FallbackState>();
   private readonly shas = new Map<string, string>();
   private counter = 0;
@@ -72,6 +79,11 @@ export class RedisFleetLimiter implements TargetLimiter {
   constructor(private readonly options: RedisFleetLimiterOptions) {}
 
   async acquire(target: TargetConfig, tokens: number): Promise<SlotResult> {
+    const reused = this.lingering.get(target.name)?.pop();
+    if (reused !== undefined) {
+      clearTimeout(reused.timer);
+      return { granted: true, slot: this.slotFor(target, reused.holder) };
+    }
     const { slotTtlMs } = this.options.settings();
     const holder = `${this.options.processId}#${++this.counter}`;
     const keys = limiterKeys(this.options.keyPrefix, target.name);
@@ -94,19 +106,42 @@ export class RedisFleetLimiter implements TargetLimiter {
     const [granted, reason, , retryAfterMs] = reply as [number, string, number, number];
     if (granted !== 1) return { granted: false, reason: reason as LimitReason, retryAfterMs: Number(retryAfterMs) };
     this.hold(target.name, holder);
+    return { granted: true, slot: this.slotFor(target, holder) };
+  }
+
+  /** A held slot: released, it lingers for this process's next call (targets without rpm/tpm), then goes back. */
+  private slotFor(target: TargetConfig, holder: string): HeldSlot {
     let released = false;
     return {
-      granted: true,
-      slot: {
-        release: () => {
-          if (released) return;
-          released = true;
-          this.held.get(target.name)?.delete(holder);
-          // A release that does not land is made good by the TTL.
-          this.withDeadline(this.options.redis.zrem(keys.slots, holder)).catch(() => undefined);
-        },
+      release: () => {
+        if (released) return;
+        released = true;
+        const lingerMs = this.options.settings().slotLingerMs;
+        // A quota counts requests, so a slot of a target with rpm/tpm is never reused without asking.
+        if (lingerMs <= 0 || this.closed || target.rpm !== undefined || target.tpm !== undefined) {
+          this.handBack(target.name, holder);
+          return;
+        }
+        const list = this.lingering.get(target.name) ?? [];
+        this.lingering.set(target.name, list);
+        const entry = {
+          holder,
+          timer: setTimeout(() => {
+            const at = list.indexOf(entry);
+            if (at >= 0) list.splice(at, 1);
+            this.handBack(target.name, holder);
+          }, lingerMs),
+        };
+        entry.timer.unref();
+        list.push(entry);
       },
     };
+  }
+
+  private handBack(target: string, holder: string): void {
+    this.held.get(target)?.delete(holder);
+    // A release that does not land is made good by the TTL.
+    this.withDeadline(this.options.redis.zrem(limiterKeys(this.options.keyPrefix, target).slots, holder)).catch(() => undefined);
   }
 
   /** The share of each limit this process keeps to while Redis does not answer. */
@@ -119,6 +154,7 @@ export class RedisFleetLimiter implements TargetLimiter {
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const list of this.lingering.values()) for (const entry of list.splice(0)) clearTimeout(entry.timer);
     if (this.renewTimer) clearInterval(this.renewTimer);
     this.renewTimer = undefined;
     const releases = [...this.held].map(([target, holders]) =>
