@@ -56,6 +56,8 @@ interface FallbackState {
 }
 
 const LIVE_PROCESSES_REFRESH_MS = 5_000;
+/** How long one Redis grant may be reused by this process's calls before it goes back to the fleet. */
+const MAX_STICKY_MS = 1_000;
 
 /**
  * `max_concurrency`, `rpm` and `tpm` of every target for the whole fleet: one Lua round trip
@@ -66,7 +68,7 @@ const LIVE_PROCESSES_REFRESH_MS = 5_000;
 export class RedisFleetLimiter implements TargetLimiter {
   private readonly held = new Map<string, Set<string>>();
   /** Freed slots still held for this process's next call, per target. */
-  private readonly lingering = new Map<string, { holder: string; timer: NodeJS.Timeout }[]>();
+  private readonly lingering = new Map<string, { holder: string; grantedAt: number; timer: NodeJS.Timeout }[]>();
   private readonly fallback = new Map<string, FallbackState>();
   private readonly shas = new Map<string, string>();
   private counter = 0;
@@ -82,7 +84,7 @@ export class RedisFleetLimiter implements TargetLimiter {
     const reused = this.lingering.get(target.name)?.pop();
     if (reused !== undefined) {
       clearTimeout(reused.timer);
-      return { granted: true, slot: this.slotFor(target, reused.holder) };
+      return { granted: true, slot: this.slotFor(target, reused.holder, reused.grantedAt, true) };
     }
     const { slotTtlMs } = this.options.settings();
     const holder = `${this.options.processId}#${++this.counter}`;
@@ -103,22 +105,28 @@ export class RedisFleetLimiter implements TargetLimiter {
     }
     this.recovered();
     void this.refreshLiveProcesses();
-    const [granted, reason, , retryAfterMs] = reply as [number, string, number, number];
+    const [granted, reason, heldNow, retryAfterMs] = reply as [number, string, number, number];
     if (granted !== 1) return { granted: false, reason: reason as LimitReason, retryAfterMs: Number(retryAfterMs) };
     this.hold(target.name, holder);
-    return { granted: true, slot: this.slotFor(target, holder) };
+    // Only a slot granted with room to spare may linger: when the fleet is full, others wait for it.
+    return { granted: true, slot: this.slotFor(target, holder, Date.now(), Number(heldNow) < target.max_concurrency) };
   }
 
-  /** A held slot: released, it lingers for this process's next call (targets without rpm/tpm), then goes back. */
-  private slotFor(target: TargetConfig, holder: string): HeldSlot {
+  /**
+   * A held slot. Released, it lingers for this process's next call to the target — when the
+   * fleet had room to spare at its grant, the target has no rpm/tpm (a quota counts every
+   * request) and it was granted less than MAX_STICKY_MS ago — then goes back, so a slot never
+   * stays with one process for long while others may be waiting.
+   */
+  private slotFor(target: TargetConfig, holder: string, grantedAt: number, roomToSpare: boolean): HeldSlot {
     let released = false;
     return {
       release: () => {
         if (released) return;
         released = true;
         const lingerMs = this.options.settings().slotLingerMs;
-        // A quota counts requests, so a slot of a target with rpm/tpm is never reused without asking.
-        if (lingerMs <= 0 || this.closed || target.rpm !== undefined || target.tpm !== undefined) {
+        const sticky = roomToSpare && Date.now() - grantedAt < MAX_STICKY_MS && target.rpm === undefined && target.tpm === undefined;
+        if (lingerMs <= 0 || this.closed || !sticky) {
           this.handBack(target.name, holder);
           return;
         }
@@ -126,6 +134,7 @@ export class RedisFleetLimiter implements TargetLimiter {
         this.lingering.set(target.name, list);
         const entry = {
           holder,
+          grantedAt,
           timer: setTimeout(() => {
             const at = list.indexOf(entry);
             if (at >= 0) list.splice(at, 1);
