@@ -226,9 +226,17 @@ describe('RedisFleetLimiter (real Redis, fake clock)', () => {
     if (warm.granted) warm.slot.release();
     await until(() => Promise.resolve(cut.shareOf(gpu).maxConcurrency === 2));
     down = true;
+    let asked = 0;
+    const askedBefore = switchable.evalsha;
+    switchable.evalsha = (...args) => {
+      asked += 1;
+      return askedBefore(...args);
+    };
     const results = [];
     for (let i = 0; i < 3; i += 1) results.push(await cut.acquire(gpu, 0));
     expect(results.map((r) => r.granted)).toEqual([true, true, false]);
+    // Only the first call of the outage waited for Redis; the next ones went straight to the share.
+    expect(asked).toBe(1);
     if (results[0]?.granted) results[0].slot.release();
     expect((await cut.acquire(gpu, 0)).granted).toBe(true);
   });

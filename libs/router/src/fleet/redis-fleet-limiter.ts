@@ -58,6 +58,8 @@ interface FallbackState {
 const LIVE_PROCESSES_REFRESH_MS = 5_000;
 /** How long one Redis grant may be reused by this process's calls before it goes back to the fleet. */
 const MAX_STICKY_MS = 1_000;
+/** After a Redis failure, how long acquires use the fallback share before one tries Redis again. */
+const REDIS_RETRY_AFTER_MS = 1_000;
 
 /**
  * `max_concurrency`, `rpm` and `tpm` of every target for the whole fleet: one Lua round trip
@@ -76,6 +78,8 @@ export class RedisFleetLimiter implements TargetLimiter {
   private knownProcesses = 1;
   private processesReadAt = Number.NEGATIVE_INFINITY;
   private degraded = false;
+  /** While Redis is away, calls go straight to the fallback share until then, and one call tries Redis again. */
+  private skipRedisUntil = Number.NEGATIVE_INFINITY;
   private closed = false;
 
   constructor(private readonly options: RedisFleetLimiterOptions) {}
@@ -86,6 +90,7 @@ export class RedisFleetLimiter implements TargetLimiter {
       clearTimeout(reused.timer);
       return { granted: true, slot: this.slotFor(target, reused.holder, reused.grantedAt, true) };
     }
+    if (Date.now() < this.skipRedisUntil) return this.acquireFallback(target, tokens, 'Redis did not answer a moment ago');
     const { slotTtlMs } = this.options.settings();
     const holder = `${this.options.processId}#${++this.counter}`;
     const keys = limiterKeys(this.options.keyPrefix, target.name);
@@ -101,6 +106,8 @@ export class RedisFleetLimiter implements TargetLimiter {
         Math.max(0, Math.round(tokens)),
       ]);
     } catch (error) {
+      // Not every call of an outage pays the Redis timeout: the next second goes straight to the share.
+      this.skipRedisUntil = Date.now() + REDIS_RETRY_AFTER_MS;
       return this.acquireFallback(target, tokens, error);
     }
     this.recovered();
