@@ -5,7 +5,7 @@ import { fixed, heading, percentile, table, verdict } from './support/report';
 import { Cleanup, REDIS_URL, benchPrefix, deleteKeys } from './support/resources';
 
 /**
- * Bench 5 (issue 10): four processes, each with `LOOPS` callers, hammer one local target whose
+ * Bench 6 (issue 10): four processes, each with `LOOPS` callers, hammer one local target whose
  * max_concurrency is 8, through the Redis fleet limiter. The sim counts how many requests it
  * holds open at once (must stay ≤ 8); each process times its limiter calls (the latency the
  * limiter adds to a call: one Lua round trip per acquire).
@@ -38,7 +38,7 @@ function runHammer(args: Record<string, unknown>): Promise<HammerReport> {
 }
 
 export async function runFleetLimitBench(): Promise<{ pass: boolean }> {
-  heading(`Bench 5: fleet-wide max_concurrency (${PROCESSES} processes × ${LOOPS} callers, one target with max_concurrency ${MAX_CONCURRENCY}, ${DURATION_MS / 1000} s)`);
+  heading(`Bench 6: fleet-wide max_concurrency (${PROCESSES} processes × ${LOOPS} callers, one target with max_concurrency ${MAX_CONCURRENCY}, ${DURATION_MS / 1000} s)`);
   const cleanup = new Cleanup();
   const prefix = benchPrefix();
   try {

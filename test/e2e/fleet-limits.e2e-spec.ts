@@ -57,7 +57,7 @@ describe('fleet-wide limits (real supervisor, three workers, llm-sim)', () => {
     for (const id of ['w1', 'w2', 'w3']) await stack.startWorker({ WORKER_ID: id, WORKER_CONCURRENCY: '8' });
     await stack.setSimMode(SLOW, { mode: 'slow', delay_ms: 400 });
     redis = new IORedis(stack.sharedEnv.REDIS_URL!, { maxRetriesPerRequest: 1 });
-    const slotsKey = `${stack.prefix}:router:{limits:${SLOW}}:slots`;
+    const slotsKey = `{${stack.prefix.replace(/[{}]/g, '')}:router-limits}:${SLOW}:slots`;
 
     const ids: string[] = [];
     for (const tag of ['fla', 'flb']) {

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import IORedis from 'ioredis';
-import { deleteKeysWithPrefix } from '@switchyard/platform';
+import { deleteKeysWithPrefix, snapshotKey } from '@switchyard/platform';
 import { ensureDatabase, migrateDatabase, shippedMigrations } from '@switchyard/state';
 import { PrivatePostgres } from '../support/private-services';
 import { ManagedProcess, freePort, waitFor, writeRouterConfigForSim } from '../support/processes';
@@ -54,7 +54,7 @@ describe('credentials in target endpoints', () => {
     expect(JSON.stringify(targets.json)).not.toContain(SECRET);
     for (const target of targets.json.targets) expect(target.endpoint).toMatch(/^http:\/\/\*\*\*@127\.0\.0\.1:\d+\/v1$/);
 
-    const keys = await redis.keys(`${stack.prefix}:router:snapshots:*`);
+    const keys = await redis.keys(snapshotKey(stack.prefix, '*'));
     expect(keys.length).toBeGreaterThanOrEqual(2);
     for (const value of await redis.mget(keys)) {
       expect(value).toContain('***@127.0.0.1');

@@ -6,6 +6,7 @@ import { CoreModule, DATABASE, LedgerModule, RouterRuntime, routerProvider } fro
 import { AdmissionRepository, TenantBudgetRepository, WebhookOutboxRepository, type DatabaseHandle } from '@switchyard/state';
 import { AdmissionService } from './admission/admission.service';
 import { JOB_STARTER, QueueJobStarter } from './admission/job-starter';
+import { AdminJobsController } from './admin/jobs.controller';
 import { AdminTargetsController } from './admin/targets.controller';
 import { AdminTasksController } from './admin/tasks.controller';
 import { AdminTokenGuard } from './auth/admin-token.guard';
@@ -20,6 +21,7 @@ import { JobsController } from './jobs/jobs.controller';
 import { JobEventsService } from './jobs/job-events.service';
 import { JobsService } from './jobs/jobs.service';
 import { MetricsModule } from './metrics/metrics.module';
+import { OpenApiController } from './openapi/openapi.controller';
 import { JobNotifications } from './notifications/job-notifications';
 import { RequestRedisModule } from './queues/request-redis.module';
 import { SweeperModule } from './sweeper/sweeper.module';
@@ -41,7 +43,7 @@ export class SupervisorModule {
         WorkflowsModule,
         SweeperModule,
       ],
-      controllers: [JobsController, WorkflowsController, HealthController, AdminTasksController, GatewayController, ModelsController, AdminTargetsController],
+      controllers: [JobsController, WorkflowsController, HealthController, AdminTasksController, GatewayController, ModelsController, AdminTargetsController, AdminJobsController, OpenApiController],
       providers: [
         JobsService,
         JobEventsService,

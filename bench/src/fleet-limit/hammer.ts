@@ -53,7 +53,7 @@ router:
   const limiter = new TimedLimiter(
     new RedisFleetLimiter({
       redis,
-      keyPrefix: `${args.prefix}:router`,
+      keyPrefix: `{${args.prefix.replace(/[{}]/g, '')}:router-limits}:`,
       processId: args.processId,
       settings: () => ({ slotTtlMs: 5_000, redisTimeoutMs: 1_000, slotLingerMs: 25 }),
       liveProcesses: () => Promise.resolve(4),

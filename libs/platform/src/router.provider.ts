@@ -1,6 +1,5 @@
 import { hostname } from 'node:os';
 import { Inject, Injectable, Optional, type OnApplicationBootstrap, type OnApplicationShutdown, type Provider } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import { describeProxy, secretsFromEnv, upstreamProxyFrom, type AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
 import { TenantBudgetRepository, type DatabaseHandle } from '@switchyard/state';
@@ -8,18 +7,7 @@ import { APP_CONFIG, CALL_OBSERVERS, DATABASE, LOGGER, REDIS } from './tokens';
 import { DAILY_BUDGET_SPENT, TenantBudgetGuard } from './tenant-budget-guard';
 import { TenantsConfigStore } from './tenants-config';
 import {
-  BreakerSync,
   RedisFleetLimiter,
-  RouterOverridesSync,
-  RouterSnapshotPublisher,
-  SNAPSHOT_TTL_MS,
-  buildFleetView,
-  readFleetReports,
-  snapshotsIndexKey,
-  type FleetTargetView,
-  type OverrideAction,
-  type ProcessIdentity,
-  type ProcessRole,
   RedisRetryBudgetStore,
   Router,
   RouterConfigWatcher,
@@ -29,6 +17,24 @@ import {
   type CallContext,
   type CallObserver,
 } from '@switchyard/router';
+import { RouterOverridesSync, type OverrideAction } from './router-overrides';
+import {
+  RouterSnapshotPublisher,
+  SNAPSHOT_TTL_MS,
+  buildFleetView,
+  readFleetReports,
+  snapshotsIndexKey,
+  type FleetTargetView,
+  type ProcessIdentity,
+  type ProcessRole,
+} from './router-fleet';
+import { RouterBreakerSync } from './router-breakers';
+import type { RedisConnection } from './redis';
+import { spreadFeaturePrefix, taggedFeaturePrefix } from './redis-keys';
+
+export * from './router-overrides';
+export * from './router-fleet';
+export * from './router-breakers';
 
 
 /** Optional `RouterRuntimeOptions` for RouterRuntime (tests shorten the intervals). */
@@ -71,7 +77,7 @@ export const routerProvider: Provider = {
     { token: TenantsConfigStore, optional: true },
     { token: DATABASE, optional: true },
   ],
-  useFactory: (config: AppConfig, logger: Logger, redis: Redis, observers: CallObserver[] = [], tenants?: TenantsConfigStore, database?: DatabaseHandle) => {
+  useFactory: (config: AppConfig, logger: Logger, redis: RedisConnection, observers: CallObserver[] = [], tenants?: TenantsConfigStore, database?: DatabaseHandle) => {
     const routerConfig = loadRouterConfig(config.ROUTER_CONFIG);
     const log = logger.child({ component: 'router' });
     for (const warning of routerConfig.warnings) log.warn({ source: routerConfig.source }, `router config: ${warning}`);
@@ -91,7 +97,8 @@ export const routerProvider: Provider = {
     const live: { router?: Router } = {};
     const limiter = new RedisFleetLimiter({
       redis,
-      keyPrefix: `${config.QUEUE_PREFIX}:router`,
+      // One tag for the feature: every limiter script's keys in one Cluster slot.
+      keyPrefix: taggedFeaturePrefix(config.QUEUE_PREFIX, 'router-limits'),
       processId: processIdentityFrom(logger, config).processId,
       settings: () => {
         const limits = (live.router?.config ?? routerConfig).config.fleet_limits;
@@ -107,7 +114,7 @@ export const routerProvider: Provider = {
       logger: log,
       upstream: proxy ? { proxy } : {},
       observers,
-      retryBudget: new RedisRetryBudgetStore(redis, `${config.QUEUE_PREFIX}:router:`),
+      retryBudget: new RedisRetryBudgetStore(redis, spreadFeaturePrefix(config.QUEUE_PREFIX, 'router')),
       limiter,
       ...(tenants && database ? { contextFilters: budgetFilters(tenants, database, log) } : {}),
     });
@@ -144,14 +151,14 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
   private watcher: RouterConfigWatcher | undefined;
   private readonly sync: RouterOverridesSync;
   private readonly publisher: RouterSnapshotPublisher;
-  private readonly breakers: BreakerSync;
+  private readonly breakers: RouterBreakerSync;
   readonly identity: ProcessIdentity;
 
   constructor(
     private readonly router: Router,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
     @Optional() @Inject(ROUTER_RUNTIME_OPTIONS) private readonly options: RouterRuntimeOptions = {},
   ) {
     const log = logger.child({ component: 'router' });
@@ -164,7 +171,7 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
       processId: this.identity.processId,
       resyncMs: options.overridesResyncMs,
     });
-    this.breakers = new BreakerSync({ router, redis, keyPrefix: `${config.QUEUE_PREFIX}:router`, processId: this.identity.processId, logger: log });
+    this.breakers = new RouterBreakerSync({ router, redis, queuePrefix: config.QUEUE_PREFIX, processId: this.identity.processId, logger: log });
     this.publisher = new RouterSnapshotPublisher({
       ...this.identity,
       router,

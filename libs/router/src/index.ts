@@ -45,8 +45,5 @@ export * from './fleet/target-limiter';
 export * from './fleet/fallback-share';
 export * from './fleet/fleet-full-filter';
 export * from './fleet/redis-fleet-limiter';
-export * from './fleet/breaker-sync';
-export * from './fleet/fleet-snapshots';
-export * from './fleet/overrides-sync';
 export * from './calls/structured-output';
 export * from './routing/model-alias';

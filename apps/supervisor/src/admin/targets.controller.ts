@@ -2,16 +2,16 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Post, UseGuards } from 
 import { z } from 'zod';
 import { RequestMetaSchema, ValidationError, toFieldIssues } from '@switchyard/contracts';
 import type { Logger } from '@switchyard/observability';
-import { LOGGER, RouterRuntime } from '@switchyard/platform';
-import { Router, UnknownTargetError, estimateTokens, type OverrideAction } from '@switchyard/router';
+import { LOGGER, RouterRuntime, type OverrideAction } from '@switchyard/platform';
+import { Router, UnknownTargetError, estimateTokens } from '@switchyard/router';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
 import { ApiError } from '../http/api-error';
 
-const ExplainSchema = z.union([
+export const ExplainSchema = z.union([
   z.strictObject({ meta: RequestMetaSchema, messages: z.array(z.object({ content: z.string() })).optional() }),
   RequestMetaSchema,
 ]);
-const ForcePrimarySchema = z.strictObject({ target: z.string().min(1).nullable() });
+export const ForcePrimarySchema = z.strictObject({ target: z.string().min(1).nullable() });
 
 /** Redis commands wait through a reconnect; an admin request must answer anyway. */
 function within<T>(ms: number, work: Promise<T>, what: string): Promise<T> {

@@ -1,6 +1,6 @@
 import type { ProviderChoice } from '@switchyard/router';
 import { createHash, randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@switchyard/platform';
 
 /** What the gateway keeps of an answer, enough to answer again without paying for it. */
 export interface StoredAnswer {
@@ -42,7 +42,7 @@ return redis.call('DEL', KEYS[1])`;
  */
 export class GatewayResponseStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly prefix: string,
   ) {}
 

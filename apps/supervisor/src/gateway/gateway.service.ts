@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
-import { APP_CONFIG, LOGGER, TenantsConfigStore, withDeadline } from '@switchyard/platform';
+import { APP_CONFIG, LOGGER, TenantsConfigStore, spreadFeaturePrefix, withDeadline, type RedisConnection } from '@switchyard/platform';
 import {
   CallAbortedError,
   ContextWindowExceededError,
@@ -69,13 +68,14 @@ export class GatewayService {
 
   constructor(
     private readonly router: Router,
-    @Inject(REQUEST_REDIS) redis: Redis,
+    @Inject(REQUEST_REDIS) redis: RedisConnection,
     @Inject(APP_CONFIG) config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly tenants: TenantsConfigStore,
   ) {
-    this.store = new GatewayResponseStore(redis, `${config.QUEUE_PREFIX}:gateway:`);
-    this.rate = new TenantGatewayRate(redis, `${config.QUEUE_PREFIX}:gateway:`);
+    this.store = new GatewayResponseStore(redis, spreadFeaturePrefix(config.QUEUE_PREFIX, 'gateway'));
+    // One key per tenant and minute (single-key commands): spread over the Cluster.
+    this.rate = new TenantGatewayRate(redis, spreadFeaturePrefix(config.QUEUE_PREFIX, 'gateway-rate'));
     this.redisDeadlineMs = config.REDIS_REQUEST_TIMEOUT_MS;
     this.queue = new SlotWaitQueue(() => {
       const gateway = this.router.config.config.gateway;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@switchyard/platform';
 
 const MINUTE_MS = 60_000;
 
@@ -18,7 +18,7 @@ export function gatewayRateDecision(count: number, limit: number, nowMs: number)
 /** The fleet-wide count of a tenant's gateway requests this minute (one Redis round trip). */
 export class TenantGatewayRate {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly keyPrefix: string,
   ) {}
 

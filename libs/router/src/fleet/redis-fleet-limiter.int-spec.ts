@@ -32,7 +32,7 @@ async function until(condition: () => Promise<boolean>): Promise<void> {
 
 describe('RedisFleetLimiter (real Redis, fake clock)', () => {
   const redis = new IORedis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
-  const prefix = `{sy-test-${randomBytes(4).toString('hex')}}:router`;
+  const prefix = `{sy-test-${randomBytes(4).toString('hex')}:router-limits}:`;
   const limiters: RedisFleetLimiter[] = [];
   let processes = 1;
   let lingerMs = 0;

@@ -16,12 +16,12 @@ export interface LimiterRedis {
 }
 
 /**
- * Every key of one target carries the hash tag `{limits:<target>}`, so one script touches one
- * Cluster slot (a prefix that has its own tag, as the tests' do, puts them all in that slot).
+ * A target's keys under `prefix`, which carries the feature's hash tag (the apps use
+ * `{<keyspace>:router-limits}:`), so every key a script touches is in one Cluster slot.
  */
 export const limiterKeys = (prefix: string, target: string) => ({
-  slots: `${prefix}:{limits:${target}}:slots`,
-  rate: `${prefix}:{limits:${target}}:rate`,
+  slots: `${prefix}${target}:slots`,
+  rate: `${prefix}${target}:rate`,
 });
 
 export interface FleetLimiterSettings {
@@ -38,7 +38,7 @@ export interface FleetLimiterSettings {
 
 export interface RedisFleetLimiterOptions {
   redis: LimiterRedis;
-  /** Usually `<QUEUE_PREFIX>:router`. */
+  /** Ends with the feature's hash tag and a colon, e.g. `{switchyard:router-limits}:`. */
   keyPrefix: string;
   /** Names this process's slots (`<processId>#<n>`), so the admin view and the logs say who holds them. */
   processId: string;

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { createLogger } from '@switchyard/observability';
-import type { TargetSnapshot } from '../admin/router-admin';
-import { RouterSnapshotPublisher, aggregateTarget, buildFleetView, snapshotKey, type RouterSnapshotReport } from './fleet-snapshots';
+import type { TargetSnapshot } from '@switchyard/router';
+import { RouterSnapshotPublisher, aggregateTarget, buildFleetView, snapshotKey, type RouterSnapshotReport } from './router-fleet';
 
 const target = (name: string, over: Partial<TargetSnapshot> = {}): TargetSnapshot => ({
   name,

@@ -1,9 +1,11 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from '@switchyard/observability';
-import type { Router } from '../router';
+import type { Router } from '@switchyard/router';
+import { connectionNameOf, duplicateConnection, type RedisConnection } from './redis';
+import { spreadFeaturePrefix } from './redis-keys';
 
-export const breakerOpenKey = (keyPrefix: string, target: string): string => `${keyPrefix}:breaker-open:${target}`;
-export const breakerChannel = (keyPrefix: string): string => `${keyPrefix}:breaker-open`;
+/** One key per target (single-key commands only: spread over the Cluster like other one-key features). */
+export const breakerOpenKey = (queuePrefix: string, target: string): string => `${spreadFeaturePrefix(queuePrefix, 'router-breakers')}open:${target}`;
+export const breakerChannel = (queuePrefix: string): string => `${spreadFeaturePrefix(queuePrefix, 'router-breakers')}changed`;
 
 export type BreakerOpenMessage =
   | {
@@ -15,11 +17,10 @@ export type BreakerOpenMessage =
     }
   | { kind: 'closed'; target: string; from: string };
 
-export interface BreakerSyncOptions {
+export interface RouterBreakerSyncOptions {
   router: Pick<Router, 'onBreakerOpen' | 'onBreakerClose' | 'applyFleetBreakerOpen' | 'applyFleetBreakerClose' | 'config'>;
-  redis: Redis;
-  /** Usually `<QUEUE_PREFIX>:router`. */
-  keyPrefix: string;
+  redis: RedisConnection;
+  queuePrefix: string;
   processId: string;
   logger: Logger;
 }
@@ -31,19 +32,19 @@ export interface BreakerSyncOptions {
  * target after the cooldown: its half-open probes closing the breaker close it everywhere (a
  * failed probe opens it again, and that is published like the first opening).
  */
-export class BreakerSync {
-  private subscriber: Redis | undefined;
+export class RouterBreakerSync {
+  private subscriber: RedisConnection | undefined;
   private unsubscribe: (() => void)[] = [];
 
-  constructor(private readonly options: BreakerSyncOptions) {}
+  constructor(private readonly options: RouterBreakerSyncOptions) {}
 
   async start(): Promise<void> {
-    const { redis, router, logger, keyPrefix, processId } = this.options;
+    const { redis, router, logger, queuePrefix, processId } = this.options;
     this.unsubscribe = [
       router.onBreakerOpen((target, cooldownLeftMs) => void this.publish(target, cooldownLeftMs)),
       router.onBreakerClose((target) => void this.publishClosed(target)),
     ];
-    const subscriber = redis.duplicate({ connectionName: `${redis.options.connectionName ?? 'switchyard'}-router-breakers` });
+    const subscriber = duplicateConnection(redis, `${connectionNameOf(redis) ?? 'switchyard'}-router-breakers`);
     this.subscriber = subscriber;
     subscriber.on('error', (error: Error) => logger.warn({ err: error.message }, 'router breaker subscriber: redis error'));
     subscriber.on('message', (_channel: string, raw: string) => {
@@ -60,11 +61,11 @@ export class BreakerSync {
     subscriber.on('ready', () => {
       if (first) return;
       void subscriber
-        .subscribe(breakerChannel(keyPrefix))
+        .subscribe(breakerChannel(queuePrefix))
         .then(() => this.readOpenBreakers())
         .catch((error: unknown) => logger.warn({ err: String(error) }, 'router breaker resubscribe failed'));
     });
-    await subscriber.subscribe(breakerChannel(keyPrefix));
+    await subscriber.subscribe(breakerChannel(queuePrefix));
     first = false;
     await this.readOpenBreakers();
   }
@@ -83,9 +84,9 @@ export class BreakerSync {
 
   /** The breakers open somewhere in the fleet now, applied here. */
   async readOpenBreakers(): Promise<void> {
-    const { redis, router, keyPrefix } = this.options;
+    const { redis, router, queuePrefix } = this.options;
     const targets = router.config.targets.map((target) => target.name);
-    const left = await Promise.all(targets.map((target) => redis.pttl(breakerOpenKey(keyPrefix, target))));
+    const left = await Promise.all(targets.map((target) => redis.pttl(breakerOpenKey(queuePrefix, target))));
     targets.forEach((target, index) => {
       const ms = left[index] ?? -2;
       if (ms > 0) router.applyFleetBreakerOpen(target, ms);
@@ -93,23 +94,23 @@ export class BreakerSync {
   }
 
   private async publishClosed(target: string): Promise<void> {
-    const { redis, keyPrefix, processId, logger } = this.options;
+    const { redis, queuePrefix, processId, logger } = this.options;
     const message: BreakerOpenMessage = { kind: 'closed', target, from: processId };
     try {
-      await redis.del(breakerOpenKey(keyPrefix, target));
-      await redis.publish(breakerChannel(keyPrefix), JSON.stringify(message));
+      await redis.del(breakerOpenKey(queuePrefix, target));
+      await redis.publish(breakerChannel(queuePrefix), JSON.stringify(message));
     } catch (error) {
       logger.warn({ err: String(error), target }, 'could not tell the fleet that a breaker closed; the others half-open on their own later');
     }
   }
 
   private async publish(target: string, cooldownLeftMs: number): Promise<void> {
-    const { redis, keyPrefix, processId, logger } = this.options;
+    const { redis, queuePrefix, processId, logger } = this.options;
     if (cooldownLeftMs <= 0) return;
     const message: BreakerOpenMessage = { target, cooldownLeftMs, from: processId };
     try {
-      await redis.set(breakerOpenKey(keyPrefix, target), processId, 'PX', Math.ceil(cooldownLeftMs));
-      await redis.publish(breakerChannel(keyPrefix), JSON.stringify(message));
+      await redis.set(breakerOpenKey(queuePrefix, target), processId, 'PX', Math.ceil(cooldownLeftMs));
+      await redis.publish(breakerChannel(queuePrefix), JSON.stringify(message));
     } catch (error) {
       logger.warn({ err: String(error), target }, 'could not tell the fleet that a breaker opened; other processes find out by their own failures');
     }
