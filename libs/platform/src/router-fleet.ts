@@ -24,6 +24,9 @@ export interface RouterSnapshotReport extends ProcessIdentity {
 }
 
 /** The index and the reports share the feature's hash tag: one MULTI writes both, one MGET reads the reports. */
+/** How long a process's snapshot lives without a new one (it is then taken for gone). */
+export const SNAPSHOT_TTL_MS = 15_000;
+
 export const snapshotsIndexKey = (queuePrefix: string): string => `${taggedFeaturePrefix(queuePrefix, 'router-fleet')}snapshots`;
 export const snapshotKey = (queuePrefix: string, processId: string): string => `${taggedFeaturePrefix(queuePrefix, 'router-fleet')}snapshots:${processId}`;
 
@@ -47,7 +50,7 @@ export class RouterSnapshotPublisher {
   constructor(private readonly options: RouterSnapshotPublisherOptions) {}
 
   get ttlMs(): number {
-    return this.options.ttlMs ?? 15_000;
+    return this.options.ttlMs ?? SNAPSHOT_TTL_MS;
   }
 
   start(): void {
@@ -91,7 +94,7 @@ export class RouterSnapshotPublisher {
 }
 
 /** Every live report under the prefix (expired ones are skipped and pruned from the index). */
-export async function readFleetReports(redis: RedisConnection, queuePrefix: string, now: number = Date.now(), ttlMs = 15_000): Promise<RouterSnapshotReport[]> {
+export async function readFleetReports(redis: RedisConnection, queuePrefix: string, now: number = Date.now(), ttlMs = SNAPSHOT_TTL_MS): Promise<RouterSnapshotReport[]> {
   const index = snapshotsIndexKey(queuePrefix);
   await redis.zremrangebyscore(index, '-inf', String(now - ttlMs));
   const ids = await redis.zrange(index, '0', '-1');
