@@ -69,8 +69,8 @@ describe('RouterSnapshotPublisher', () => {
     const publisher = new RouterSnapshotPublisher({
       processId: 'worker:w',
       role: 'worker',
-      router: { snapshot: () => [target('t', { endpoint: 'https://user:secret@api.example.com/v1' })] },
-      redis: { multi: () => multi } as unknown as Redis,
+      router: { snapshot: () => [target('t', { endpoint: 'https://user:secret@api.example.com/v1' })], healthReport: () => [], applyFleetHealth: () => undefined },
+      redis: { multi: () => multi, zremrangebyscore: () => Promise.resolve(0), zrange: () => Promise.resolve([]) } as unknown as Redis,
       queuePrefix: 'p',
       logger: createLogger('router-fleet-spec', 'silent'),
       now: () => 1_000,

@@ -1,5 +1,5 @@
 import type { Logger } from '@switchyard/observability';
-import { redactUrl, type Router, type TargetSnapshot } from '@switchyard/router';
+import { redactUrl, type Router, type TargetHealthReport, type TargetSnapshot } from '@switchyard/router';
 import { taggedFeaturePrefix } from './redis-keys';
 import type { RedisConnection } from './redis';
 
@@ -21,6 +21,8 @@ export interface RouterSnapshotReport extends ProcessIdentity {
   /** Epoch ms of the report, by the reporter's clock. */
   reportedAt: number;
   targets: TargetSnapshot[];
+  /** The score and passive-window aggregates the other processes merge into their routing (absent from older reporters). */
+  health?: TargetHealthReport[];
 }
 
 /** The index and the reports share the feature's hash tag: one MULTI writes both, one MGET reads the reports. */
@@ -31,7 +33,7 @@ export const snapshotsIndexKey = (queuePrefix: string): string => `${taggedFeatu
 export const snapshotKey = (queuePrefix: string, processId: string): string => `${taggedFeaturePrefix(queuePrefix, 'router-fleet')}snapshots:${processId}`;
 
 export interface RouterSnapshotPublisherOptions extends ProcessIdentity {
-  router: Pick<Router, 'snapshot'>;
+  router: Pick<Router, 'snapshot' | 'healthReport' | 'applyFleetHealth'>;
   redis: RedisConnection;
   queuePrefix: string;
   logger: Logger;
@@ -42,7 +44,11 @@ export interface RouterSnapshotPublisherOptions extends ProcessIdentity {
   now?: () => number;
 }
 
-/** Publishes this process's router snapshot every `intervalMs`, with a TTL, and removes it on stop. */
+/**
+ * Publishes this process's router snapshot every `intervalMs`, with a TTL, and removes it on
+ * stop. Each round also reads the other processes' reports and hands their health to this
+ * process's router, so routing scores every target on the fleet's view (`mergeTargetHealth`).
+ */
 export class RouterSnapshotPublisher {
   private timer: NodeJS.Timeout | undefined;
   private failing = false;
@@ -64,7 +70,7 @@ export class RouterSnapshotPublisher {
     const now = (this.options.now ?? Date.now)();
     // Whatever the snapshot holds, no endpoint credential leaves the process.
     const targets = router.snapshot().map((target) => ({ ...target, endpoint: redactUrl(target.endpoint) }));
-    const report: RouterSnapshotReport = { processId, role, reportedAt: now, targets };
+    const report: RouterSnapshotReport = { processId, role, reportedAt: now, targets, health: router.healthReport() };
     try {
       await redis
         .multi()
@@ -72,10 +78,15 @@ export class RouterSnapshotPublisher {
         .zadd(snapshotsIndexKey(queuePrefix), now, processId)
         .zremrangebyscore(snapshotsIndexKey(queuePrefix), '-inf', String(now - this.ttlMs))
         .exec();
+      const peers = (await readFleetReports(redis, queuePrefix, now, this.ttlMs)).filter((peer) => peer.processId !== processId);
+      router.applyFleetHealth(
+        peers.map((peer) => ({ processId: peer.processId, reportedAt: peer.reportedAt, targets: peer.health ?? [] })),
+        this.ttlMs,
+      );
       if (this.failing) logger.info('router snapshot publishing recovered');
       this.failing = false;
     } catch (error) {
-      if (!this.failing) logger.warn({ err: String(error) }, 'router snapshot publish failed; the fleet view will miss this process until Redis answers');
+      if (!this.failing) logger.warn({ err: String(error) }, 'router snapshot publish failed; the fleet view misses this process, and routing here drops the others\' health as it goes stale, until Redis answers');
       this.failing = true;
     }
   }

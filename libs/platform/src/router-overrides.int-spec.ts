@@ -141,4 +141,23 @@ describe('RouterRuntime: fleet-wide overrides and snapshots (real Redis)', () =>
     await runtimes[3]!.onApplicationShutdown();
     expect((await readFleetReports(connections[0]!, prefix)).map((r) => r.processId)).not.toContain('worker-d');
   });
+
+  it('failures seen by one process lower the health score another routes on, without the other calling the target', async () => {
+    const routerA = (runtimes[0] as unknown as { router: Router }).router;
+    const routerB = (runtimes[1] as unknown as { router: Router }).router;
+    const meta = { task_type: 'extract', complexity: 'low' } as never;
+    const scoreIn = (router: Router) => router.explain(meta).candidates.find((c) => c.target === 'local_vllm_7b')!.score!;
+    const before = scoreIn(routerB);
+
+    // Answers process A could not use: each one costs the target health there.
+    for (let i = 0; i < 3; i++) routerA.reportBadOutput('local_vllm_7b');
+    expect(routerA.snapshot().find((t) => t.name === 'local_vllm_7b')!.score).toBeLessThan(100);
+
+    await until('worker-b to route on supervisor-a\'s lower health of the target', () => scoreIn(routerB) < before);
+    // Worker-b learned it from the fleet, not from its own traffic.
+    const ownView = routerB.snapshot().find((t) => t.name === 'local_vllm_7b')!;
+    expect(ownView.score).toBe(100);
+    expect(ownView.requests).toBe(0);
+    expect(scoreIn(routerB)).toBe(scoreIn(routerA));
+  });
 });

@@ -45,5 +45,6 @@ export * from './fleet/target-limiter';
 export * from './fleet/fallback-share';
 export * from './fleet/fleet-full-filter';
 export * from './fleet/redis-fleet-limiter';
+export * from './fleet/fleet-health';
 export * from './calls/structured-output';
 export * from './routing/model-alias';
