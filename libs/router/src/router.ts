@@ -189,6 +189,11 @@ export class Router implements RouterAdmin {
           return drop;
         },
     );
+    const onChoiceDelta = request.onChoiceDelta;
+    const attemptRequest: ChatCallRequest =
+      onChoiceDelta === undefined
+        ? request
+        : { ...request, onChoiceDelta: (delta, target) => onChoiceDelta(delta, target, restrictions.size > 0 ? [...restrictions].sort() : undefined) };
 
     while (attempts.length < maxAttempts) {
       if (request.signal?.aborted) throw new CallAbortedError(attempts, { cause: request.signal.reason });
@@ -231,7 +236,7 @@ export class Router implements RouterAdmin {
       const attempt = attempts.length + 1;
       let outcome: AttemptOutcome;
       try {
-        outcome = await this.executor.run(decision, meta, request, remainingMs, attempt);
+        outcome = await this.executor.run(decision, meta, attemptRequest, remainingMs, attempt);
       } finally {
         slot?.slot.release();
       }
