@@ -13,7 +13,7 @@ import { AdminTokenGuard } from './auth/admin-token.guard';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { ApiKeyRegistry } from './auth/api-keys';
 import { CostsModule } from './costs/costs.module';
-import { GatewayController } from './gateway/gateway.controller';
+import { GatewayController, ModelsController } from './gateway/gateway.controller';
 import { GatewayService } from './gateway/gateway.service';
 import { HealthController } from './health/health.controller';
 import { HttpExceptionFilter } from './http/http-exception.filter';
@@ -44,7 +44,7 @@ export class SupervisorModule {
         WorkflowsModule,
         SweeperModule,
       ],
-      controllers: [JobsController, WorkflowsController, HealthController, AdminTasksController, GatewayController, AdminTargetsController, AdminJobsController, OpenApiController],
+      controllers: [JobsController, WorkflowsController, HealthController, AdminTasksController, GatewayController, ModelsController, AdminTargetsController, AdminJobsController, OpenApiController],
       providers: [
         JobsService,
         JobEventsService,

@@ -7,22 +7,31 @@ import { APP_CONFIG, CALL_OBSERVERS, DATABASE, LOGGER, REDIS } from './tokens';
 import { DAILY_BUDGET_SPENT, TenantBudgetGuard } from './tenant-budget-guard';
 import { TenantsConfigStore } from './tenants-config';
 import {
+  RedisFleetLimiter,
   RedisRetryBudgetStore,
   Router,
+  RouterBreakerSync,
   RouterConfigWatcher,
+  RouterOverridesSync,
+  RouterSnapshotPublisher,
+  SNAPSHOT_TTL_MS,
   TargetProber,
+  buildFleetView,
   createUpstreamFetchByTarget,
   loadRouterConfig,
+  readFleetReports,
   type CallContext,
   type CallObserver,
+  type FleetTargetView,
+  type OverrideAction,
+  type ProcessIdentity,
+  type ProcessRole,
 } from '@switchyard/router';
-import { RouterOverridesSync, type OverrideAction } from './router-overrides';
-import { RouterSnapshotPublisher, buildFleetView, readFleetReports, type FleetTargetView, type ProcessIdentity, type ProcessRole } from './router-fleet';
-import type { RedisConnection } from './redis';
-import { spreadFeaturePrefix } from './redis-keys';
+import { connectionNameOf, duplicateConnection, type RedisConnection } from './redis';
+import { spreadFeaturePrefix, taggedFeaturePrefix } from './redis-keys';
+import { routerBreakersKeyPrefix, routerFleetKeyPrefix, routerOverridesKeyPrefix, snapshotsIndexKey } from './router-keys';
 
-export * from './router-overrides';
-export * from './router-fleet';
+export * from './router-keys';
 
 /** Optional `RouterRuntimeOptions` for RouterRuntime (tests shorten the intervals). */
 export const ROUTER_RUNTIME_OPTIONS = Symbol('ROUTER_RUNTIME_OPTIONS');
@@ -80,15 +89,33 @@ export const routerProvider: Provider = {
         'calls to cloud targets go through an egress proxy (local targets are always reached directly)',
       );
     }
-    return new Router({
+    // The limiter reads its settings from the router's live config (hot reload included).
+    const live: { router?: Router } = {};
+    const limiter = new RedisFleetLimiter({
+      redis,
+      // One tag for the feature: every limiter script's keys in one Cluster slot.
+      keyPrefix: taggedFeaturePrefix(config.QUEUE_PREFIX, 'router-limits'),
+      processId: processIdentityFrom(logger, config).processId,
+      settings: () => {
+        const limits = (live.router?.config ?? routerConfig).config.fleet_limits;
+        return { slotTtlMs: limits.slot_ttl_ms, redisTimeoutMs: limits.redis_timeout_ms, slotLingerMs: limits.slot_linger_ms };
+      },
+      // The processes whose router snapshot is fresh (see RouterSnapshotPublisher).
+      liveProcesses: () => redis.zcount(snapshotsIndexKey(config.QUEUE_PREFIX), Date.now() - SNAPSHOT_TTL_MS, '+inf'),
+      logger: log,
+    });
+    const router = new Router({
       config: routerConfig,
       secrets: secretsFromEnv(),
       logger: log,
       upstream: proxy ? { proxy } : {},
       observers,
       retryBudget: new RedisRetryBudgetStore(redis, spreadFeaturePrefix(config.QUEUE_PREFIX, 'router')),
+      limiter,
       ...(tenants && database ? { contextFilters: budgetFilters(tenants, database, log) } : {}),
     });
+    live.router = router;
+    return router;
   },
 };
 
@@ -120,6 +147,7 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
   private watcher: RouterConfigWatcher | undefined;
   private readonly sync: RouterOverridesSync;
   private readonly publisher: RouterSnapshotPublisher;
+  private readonly breakers: RouterBreakerSync;
   readonly identity: ProcessIdentity;
 
   constructor(
@@ -131,19 +159,29 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
   ) {
     const log = logger.child({ component: 'router' });
     this.identity = options.identity ?? processIdentityFrom(logger, config);
+    const subscriberOf = (feature: string) => () => duplicateConnection(redis, `${connectionNameOf(redis) ?? 'switchyard'}-${feature}`);
     this.sync = new RouterOverridesSync({
       router,
       redis,
-      queuePrefix: config.QUEUE_PREFIX,
+      openSubscriber: subscriberOf('router-overrides'),
+      keyPrefix: routerOverridesKeyPrefix(config.QUEUE_PREFIX),
       logger: log,
       processId: this.identity.processId,
       resyncMs: options.overridesResyncMs,
+    });
+    this.breakers = new RouterBreakerSync({
+      router,
+      redis,
+      openSubscriber: subscriberOf('router-breakers'),
+      keyPrefix: routerBreakersKeyPrefix(config.QUEUE_PREFIX),
+      processId: this.identity.processId,
+      logger: log,
     });
     this.publisher = new RouterSnapshotPublisher({
       ...this.identity,
       router,
       redis,
-      queuePrefix: config.QUEUE_PREFIX,
+      keyPrefix: routerFleetKeyPrefix(config.QUEUE_PREFIX),
       logger: log,
       intervalMs: options.snapshotIntervalMs,
       ttlMs: options.snapshotTtlMs,
@@ -186,6 +224,7 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
       this.watcher.start();
     }
     await this.sync.start();
+    await this.breakers.start();
     this.publisher.start();
     log.info({ process_id: this.identity.processId, role: this.identity.role }, 'router fleet sync started');
   }
@@ -197,13 +236,13 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
 
   /** Every process's live view of every target (this process's own view is live, age 0). */
   async fleet(now: number = Date.now()): Promise<Map<string, FleetTargetView>> {
-    const reports = await readFleetReports(this.redis, this.config.QUEUE_PREFIX, now, this.publisher.ttlMs);
+    const reports = await readFleetReports(this.redis, routerFleetKeyPrefix(this.config.QUEUE_PREFIX), now, this.publisher.ttlMs);
     return buildFleetView(reports, now, { ...this.identity, reportedAt: now, targets: this.router.snapshot() });
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.prober?.stop();
     this.watcher?.stop();
-    await Promise.allSettled([this.sync.stop(), this.publisher.stop(), this.router.close(), this.probeTransport?.close()]);
+    await Promise.allSettled([this.sync.stop(), this.breakers.stop(), this.publisher.stop(), this.router.close(), this.probeTransport?.close()]);
   }
 }

@@ -1,3 +1,4 @@
+import type { ProviderChoice } from '@switchyard/router';
 import { createHash, randomUUID } from 'node:crypto';
 import type { RedisConnection } from '@switchyard/platform';
 
@@ -7,6 +8,10 @@ export interface StoredAnswer {
   model: string;
   target: string;
   usage: { inputTokens: number; outputTokens: number };
+  /** Choice 0's finish_reason (absent in answers stored before it was kept: `stop`). */
+  finishReason?: string;
+  /** Every choice with its tool calls, when there is more than plain text in choice 0. */
+  choices?: ProviderChoice[];
 }
 
 const PENDING = 'pending';

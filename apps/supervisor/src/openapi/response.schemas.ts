@@ -199,6 +199,10 @@ export const ReadinessSchema = z.object({
   status: z.enum(['ready', 'not_ready']),
   checks: z.array(z.object({ name: z.string(), ok: z.boolean(), error: z.string().optional() }).loose()),
 });
+export const ModelListSchema = z.object({
+  object: z.literal('list'),
+  data: z.array(z.object({ id: z.string(), object: z.literal('model'), created: z.number().int(), owned_by: z.string() })),
+});
 export const ChatCompletionSchema = z
   .object({
     id: z.string(),
