@@ -1,9 +1,10 @@
 import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfigOrExit } from '@switchyard/config';
 import { createLogger, describeError, startTelemetry } from '@switchyard/observability';
-import { checkDeploymentOrExit, closeOnSignals } from '@switchyard/platform';
+import { NestPinoLogger, checkDeploymentOrExit, closeOnSignals } from '@switchyard/platform';
 import { SupervisorModule } from './app.module';
 import { clientErrorHandler, frameworkErrors } from './http/framework-errors';
 import { traceHttpRequests } from './http/http-tracing';
@@ -28,8 +29,8 @@ async function bootstrap(): Promise<void> {
   }
   const app = await NestFactory.create<NestFastifyApplication>(
     SupervisorModule.forRoot(config, logger),
-    new FastifyAdapter({ bodyLimit: config.MAX_BODY_BYTES, frameworkErrors, clientErrorHandler }),
-    { logger: ['error', 'warn'], bufferLogs: false, bodyParser: false },
+    new FastifyAdapter({ bodyLimit: config.MAX_BODY_BYTES, frameworkErrors, clientErrorHandler, genReqId: () => randomUUID() }),
+    { logger: new NestPinoLogger(logger), bufferLogs: false, bodyParser: false },
   );
   // Our JSON parser instead of fastify's: it bounds nesting and refuses NUL, lone surrogates and prototype keys, naming the path.
   const fastify = app.getHttpAdapter().getInstance();

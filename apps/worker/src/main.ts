@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { loadConfigOrExit } from '@switchyard/config';
 import { MetricsRegistry, createLogger, describeError, startTelemetry } from '@switchyard/observability';
-import { DATABASE, REDIS, checkDeploymentOrExit, closeOnSignals, type RedisConnection } from '@switchyard/platform';
+import { DATABASE, NestPinoLogger, REDIS, checkDeploymentOrExit, closeOnSignals, type RedisConnection } from '@switchyard/platform';
 import type { DatabaseHandle } from '@switchyard/state';
 import { startWorkerHealthServer } from './health/worker-health.server';
 import { WorkerModule } from './worker.module';
@@ -16,7 +16,7 @@ async function bootstrap(): Promise<void> {
     serviceName: 'switchyard-worker',
     exportFromEnv: Boolean(config.OTEL_EXPORTER_OTLP_ENDPOINT ?? config.OTEL_TRACES_EXPORTER),
   });
-  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config, logger), { logger: ['error', 'warn'] });
+  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config, logger), { logger: new NestPinoLogger(logger) });
   let health: Server | undefined;
   if (config.WORKER_PORT > 0) {
     health = await startWorkerHealthServer(

@@ -4,7 +4,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
 import { IdempotentModelRouter, TaskQueues, TaskRunner, WorkflowCatalog, WorkflowVersions } from '@switchyard/orchestration';
-import { APP_CONFIG, CoreModule, DATABASE, DurableLedgerRows, LOGGER, LedgerModule, REDIS, RouterRuntime, routerProvider, type RedisConnection } from '@switchyard/platform';
+import { APP_CONFIG, CoreModule, DATABASE, DurableLedgerRows, LOGGER, LedgerModule, REDIS, RouterRuntime, queueErrorLogger, routerProvider, type RedisConnection } from '@switchyard/platform';
 import { Router } from '@switchyard/router';
 import { AttemptLedgerRepository, ModelCallResultRepository, TaskRepository, type DatabaseHandle } from '@switchyard/state';
 import { ShutdownSignal } from './processors/shutdown-signal';
@@ -30,8 +30,9 @@ export class WorkerModule {
         },
         {
           provide: TaskQueues,
-          inject: [REDIS],
-          useFactory: (redis: RedisConnection) => new TaskQueues(redis, config.QUEUE_PREFIX, { maxAttempts: config.TASK_MAX_ATTEMPTS }),
+          inject: [REDIS, LOGGER],
+          useFactory: (redis: RedisConnection, logger: Logger) =>
+            new TaskQueues(redis, config.QUEUE_PREFIX, { maxAttempts: config.TASK_MAX_ATTEMPTS }, queueErrorLogger(logger)),
         },
         {
           provide: TaskRunner,

@@ -1,4 +1,4 @@
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type SpanOptions } from '@opentelemetry/api';
+import { context, createContextKey, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type SpanOptions } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { TraceCarrier } from '@switchyard/contracts';
@@ -78,11 +78,24 @@ export function activeTraceId(): string | undefined {
   return spanContext && spanContext.traceId !== '00000000000000000000000000000000' ? spanContext.traceId : undefined;
 }
 
-/** `trace_id` and `span_id` of the active span, for every log line written inside one (the logger's mixin). */
-export function activeTraceFields(): { trace_id?: string; span_id?: string } {
-  const spanContext = trace.getActiveSpan()?.spanContext();
-  if (!spanContext || !trace.isSpanContextValid(spanContext)) return {};
-  return { trace_id: spanContext.traceId, span_id: spanContext.spanId };
+const REQUEST_ID = createContextKey('switchyard.request_id');
+
+/** `ctx` carrying the id of the HTTP request being served: every log line written while serving it names it. */
+export function withRequestId(ctx: Context, requestId: string): Context {
+  return ctx.setValue(REQUEST_ID, requestId);
+}
+
+/**
+ * `trace_id` and `span_id` of the active span, and the id of the request being served, for every
+ * log line written inside them (the logger's mixin).
+ */
+export function activeTraceFields(): { trace_id?: string; span_id?: string; request_id?: string } {
+  const active = context.active();
+  const requestId = active.getValue(REQUEST_ID);
+  const fields = typeof requestId === 'string' ? { request_id: requestId } : {};
+  const spanContext = trace.getSpan(active)?.spanContext();
+  if (!spanContext || !trace.isSpanContextValid(spanContext)) return fields;
+  return { ...fields, trace_id: spanContext.traceId, span_id: spanContext.spanId };
 }
 
 /** `headers` with the active trace context (`traceparent`, `tracestate`) added, for an outgoing request. */

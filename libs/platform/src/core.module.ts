@@ -2,6 +2,7 @@ import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown 
 import type { AppConfig } from '@switchyard/config';
 import { createLogger, type Logger } from '@switchyard/observability';
 import { TaskRepository, connectDatabase, type DatabaseHandle } from '@switchyard/state';
+import { logConnectionErrors } from './connection-errors';
 import { connectRedis, type RedisConnection } from './redis';
 import { TenantsConfigStore } from './tenants-config';
 import { APP_CONFIG, DATABASE, LOGGER, REDIS } from './tokens';
@@ -29,7 +30,14 @@ export class CoreModule implements OnApplicationShutdown {
           provide: DATABASE,
           useFactory: () => connectDatabase(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, application_name: `switchyard-${service}`, poolMode: config.DATABASE_POOL_MODE }),
         },
-        { provide: REDIS, useFactory: () => connectRedis(config, `switchyard-${service}`) },
+        {
+          provide: REDIS,
+          useFactory: () => {
+            const redis = connectRedis(config, `switchyard-${service}`);
+            logConnectionErrors(redis, logger, { component: 'redis', connection: `switchyard-${service}` });
+            return redis;
+          },
+        },
         { provide: TaskRepository, useFactory: (db: DatabaseHandle) => new TaskRepository(db.db, db.pool), inject: [DATABASE] },
         TenantsConfigStore,
       ],

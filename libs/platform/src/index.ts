@@ -10,3 +10,5 @@ export * from './startup-checks';
 export * from './tenants-config';
 export * from './tenant-budget-guard';
 export * from './target-metrics';
+export * from './nest-logger';
+export * from './connection-errors';

@@ -1,6 +1,7 @@
 import { APIError } from 'openai';
 import { RequestMetaSchema, type RequestMetaInput } from '@switchyard/contracts';
-import { createLogger } from '@switchyard/observability';
+import { Writable } from 'node:stream';
+import { createLogger, type Logger } from '@switchyard/observability';
 import { InMemoryRetryBudgetStore } from './budget/retry-budget';
 import { RetryBudgetSpentError } from './budget/retry-budget-spent.error';
 import { ContextWindowExceededError } from './calls/context-window.error';
@@ -37,7 +38,7 @@ const TARGETS = `
     - {name: local_b, type: local, endpoint: "http://127.0.0.1:2/v1", model: b, max_concurrency: 4, context_window: 1000, cost_per_1k_tokens: {input: 0.0004, output: 0.0004}, first_token_timeout_ms: 100}
     - {name: cloud, type: cloud, endpoint: "http://127.0.0.1:3/v1", model: c, max_concurrency: 50, context_window: 128000, cost_per_1k_tokens: {input: 0.002, output: 0.008}}`;
 
-function setup(behaviours: Record<string, Behaviour>, extra = '') {
+function setup(behaviours: Record<string, Behaviour>, extra = '', logger: Logger = createLogger('resilience-spec', 'silent')) {
   const clock = new FakeClock();
   const calls: string[] = [];
   const events: AttemptEvent[] = [];
@@ -58,7 +59,7 @@ router:
   const router = new Router({
     config,
     secrets: () => undefined,
-    logger: createLogger('resilience-spec', 'silent'),
+    logger,
     clock,
     random: () => 0.5,
     sleep: (ms) => {
@@ -82,6 +83,51 @@ router:
 const meta = (input: RequestMetaInput = {}) => RequestMetaSchema.parse(input);
 const messages = [{ role: 'user' as const, content: 'hello' }];
 const count = (list: string[], name: string) => list.filter((n) => n === name).length;
+
+/** A logger at debug whose JSON lines land in `lines`. */
+function capturingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: createLogger('resilience-spec', 'debug', destination), lines };
+}
+
+describe('Router decision and transition logs', () => {
+  it('logs every decision (debug when routine, info on failover with its reason), breaker transitions and a spent retry budget', async () => {
+    const { logger, lines } = capturingLogger();
+    const behaviours: Record<string, Behaviour> = { local_a: status(500) };
+    const { router, clock } = setup(behaviours, '\n  health: {threshold: 0}', logger);
+    await router.chat({ meta: meta(), messages });
+    const decisions = lines.filter((l) => String(l.msg).startsWith('routing decision'));
+    expect(decisions[0]).toEqual(expect.objectContaining({ level: 'debug', msg: 'routing decision', target: 'local_a', rule: 'main', attempt: 1 }));
+    expect(decisions[1]).toEqual(
+      expect.objectContaining({ level: 'info', msg: 'routing decision: failover to another target', target: 'local_b', failover_from: 'local_a', failover_reason: 'server', attempt: 2 }),
+    );
+
+    for (let i = 0; i < 9; i++) await router.chat({ meta: meta(), messages });
+    expect(lines.filter((l) => l.msg === 'breaker opened')).toEqual([expect.objectContaining({ level: 'warn', target: 'local_a', breaker: 'open', reason: expect.any(String) })]);
+    behaviours.local_a = ok();
+    clock.advance(30_000);
+    // Half-open trial calls (the others excluded, so they go to local_a) until enough succeed to close it.
+    for (let i = 0; i < 5; i++) await router.chat({ meta: meta(), messages, excludeTargets: ['local_b', 'cloud'] });
+    expect(lines.filter((l) => l.msg === 'breaker closed')).toEqual([expect.objectContaining({ level: 'info', target: 'local_a', breaker: 'closed' })]);
+  });
+
+  it('logs a spent retry budget with the job and its limit', async () => {
+    const { logger, lines } = capturingLogger();
+    const storm = status(429, { 'retry-after': '1' });
+    const { router, clock } = setup({ local_a: storm, local_b: storm, cloud: storm }, '', logger);
+    for (let i = 0; i < 2; i++) {
+      await router.chat({ meta: meta(), messages, context: { jobId: 'job-1', tenantId: 't' } }).catch(() => undefined);
+      clock.advance(1_000);
+    }
+    expect(lines.filter((l) => String(l.msg).startsWith('retry budget of the job spent'))).toEqual([expect.objectContaining({ level: 'info', job_id: 'job-1', limit: 4 })]);
+  });
+});
 
 describe('Router resilience', () => {
   it('stops sending to a target failing with 500s (health, then breaker) and serves every call elsewhere', async () => {

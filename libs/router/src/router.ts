@@ -285,7 +285,10 @@ export class Router implements RouterAdmin {
       return this.executor.result(lastBadOutput.outcome.result, lastBadOutput.outcome.record, lastBadOutput.decision, meta, attempts, started, restrictions);
     }
     const errorClass = lastError?.errorClass ?? 'timeout';
-    if (budgetSpent) throw new RetryBudgetSpentError(attempts, errorClass, budget.limit, jobId, { cause: lastError, trial });
+    if (budgetSpent) {
+      this.logger.info({ job_id: jobId, limit: budget.limit, error_class: errorClass, attempts: attempts.length, trial }, 'retry budget of the job spent: the call stops and its task waits for a target to recover');
+      throw new RetryBudgetSpentError(attempts, errorClass, budget.limit, jobId, { cause: lastError, trial });
+    }
     throw new RouterCallError(attempts, errorClass, { cause: lastError, reason: stopReason });
   }
 

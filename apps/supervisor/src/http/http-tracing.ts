@@ -1,16 +1,17 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { tracer } from '@switchyard/observability';
+import { tracer, withRequestId } from '@switchyard/observability';
 
 const spans = new WeakMap<FastifyRequest, Span>();
 
 /**
- * One server span per HTTP request, a child of the caller's `traceparent` if it sent one.
+ * One server span per HTTP request, a child of the caller's `traceparent` if it sent one, and
+ * the request's id (answered as `x-request-id`) on every log line written while serving it.
  * The rest of the request (guards, handler, planning, enqueue) runs inside it: `done` is called
  * in the span's context, which AsyncLocalStorage carries through the handler's awaits.
  */
 export function traceHttpRequests(fastify: FastifyInstance): void {
-  fastify.addHook('onRequest', (request, _reply, done) => {
+  fastify.addHook('onRequest', (request, reply, done) => {
     const parent = propagation.extract(context.active(), request.headers);
     const span = tracer().startSpan(
       `${request.method} ${request.routeOptions?.url ?? '(unmatched)'}`,
@@ -18,7 +19,9 @@ export function traceHttpRequests(fastify: FastifyInstance): void {
       parent,
     );
     spans.set(request, span);
-    context.with(trace.setSpan(parent, span), done);
+    const requestId = String(request.id);
+    void reply.header('x-request-id', requestId);
+    context.with(withRequestId(trace.setSpan(parent, span), requestId), done);
   });
   fastify.addHook('onResponse', (request, reply, done) => {
     const span = spans.get(request);

@@ -1,6 +1,7 @@
 import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '@switchyard/config';
-import { APP_CONFIG, connectRequestRedis, type RedisConnection } from '@switchyard/platform';
+import type { Logger } from '@switchyard/observability';
+import { APP_CONFIG, LOGGER, connectRequestRedis, logConnectionErrors, type RedisConnection } from '@switchyard/platform';
 
 /** The supervisor's fail-fast Redis connection for request paths (submissions, gateway records). */
 export const REQUEST_REDIS = Symbol('REQUEST_REDIS');
@@ -10,8 +11,12 @@ export const REQUEST_REDIS = Symbol('REQUEST_REDIS');
   providers: [
     {
       provide: REQUEST_REDIS,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => connectRequestRedis(config, 'switchyard-supervisor-requests', config.REDIS_REQUEST_TIMEOUT_MS),
+      inject: [APP_CONFIG, LOGGER],
+      useFactory: (config: AppConfig, logger: Logger) => {
+        const redis = connectRequestRedis(config, 'switchyard-supervisor-requests', config.REDIS_REQUEST_TIMEOUT_MS);
+        logConnectionErrors(redis, logger, { component: 'redis', connection: 'switchyard-supervisor-requests' });
+        return redis;
+      },
     },
   ],
   exports: [REQUEST_REDIS],

@@ -2,7 +2,7 @@ import { Global, Inject, Module, type OnApplicationShutdown, type OnModuleInit }
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
 import { TaskQueues, WorkflowCatalog } from '@switchyard/orchestration';
-import { APP_CONFIG, LOGGER, REDIS, type RedisConnection } from '@switchyard/platform';
+import { APP_CONFIG, LOGGER, REDIS, queueErrorLogger, type RedisConnection } from '@switchyard/platform';
 import { REQUEST_REDIS } from '../queues/request-redis.module';
 
 /** The role queues on the fail-fast request connection, for submissions. */
@@ -19,13 +19,15 @@ export const SUBMISSION_QUEUES = Symbol('SUBMISSION_QUEUES');
     },
     {
       provide: TaskQueues,
-      inject: [REDIS, APP_CONFIG],
-      useFactory: (redis: RedisConnection, config: AppConfig) => new TaskQueues(redis, config.QUEUE_PREFIX, { maxAttempts: config.TASK_MAX_ATTEMPTS }),
+      inject: [REDIS, APP_CONFIG, LOGGER],
+      useFactory: (redis: RedisConnection, config: AppConfig, logger: Logger) =>
+        new TaskQueues(redis, config.QUEUE_PREFIX, { maxAttempts: config.TASK_MAX_ATTEMPTS }, queueErrorLogger(logger)),
     },
     {
       provide: SUBMISSION_QUEUES,
-      inject: [REQUEST_REDIS, APP_CONFIG],
-      useFactory: (redis: RedisConnection, config: AppConfig) => new TaskQueues(redis, config.QUEUE_PREFIX, { maxAttempts: config.TASK_MAX_ATTEMPTS }),
+      inject: [REQUEST_REDIS, APP_CONFIG, LOGGER],
+      useFactory: (redis: RedisConnection, config: AppConfig, logger: Logger) =>
+        new TaskQueues(redis, config.QUEUE_PREFIX, { maxAttempts: config.TASK_MAX_ATTEMPTS }, queueErrorLogger(logger)),
     },
   ],
   exports: [WorkflowCatalog, TaskQueues, SUBMISSION_QUEUES],

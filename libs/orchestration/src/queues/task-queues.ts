@@ -39,12 +39,16 @@ export class TaskQueues {
     private readonly connection: ConnectionOptions,
     private readonly prefix: string,
     private readonly policy: TaskJobPolicy,
+    /** Told of each queue's errors (its Redis connection's): without a listener BullMQ prints them to stderr. */
+    private readonly onError?: (role: string, error: unknown) => void,
   ) {}
 
   queue(role: string): Queue {
     let queue = this.queues.get(role);
     if (!queue) {
       queue = new Queue(role, { connection: this.connection, prefix: this.prefix });
+      const onError = this.onError;
+      if (onError) queue.on('error', (error) => onError(role, error));
       this.queues.set(role, queue);
     }
     return queue;

@@ -124,6 +124,9 @@ export class RouterAdminView implements RouterAdmin {
 
   /** This process's own traffic opened or closed `target`'s breaker: tell the listeners (the fleet). */
   breakerChanged(target: string, state: 'open' | 'closed'): void {
+    const health = this.states.get(target)?.health.score;
+    if (state === 'open') this.logger.warn({ target, breaker: 'open', health_score: health, reason: 'failures crossed the breaker threshold' }, 'breaker opened');
+    else this.logger.info({ target, breaker: 'closed', health_score: health, reason: 'a half-open trial call succeeded' }, 'breaker closed');
     if (state === 'closed') {
       for (const listener of this.closeListeners) {
         try {
