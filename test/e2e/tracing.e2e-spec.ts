@@ -5,7 +5,7 @@
  * costs nothing a request can see.
  */
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
-import { FAST_LIVENESS, callsOfTask, submitJobs, taskRows, waitForJobs } from '../support/recovery-helpers';
+import { FAST_LIVENESS, callsOfTask, logEvents, submitJobs, taskRows, waitForJobs } from '../support/recovery-helpers';
 import { freePort, waitFor } from '../support/processes';
 import { TestStack } from '../support/stack';
 
@@ -83,6 +83,15 @@ describe('tracing: one trace per job across the supervisor, the workers and the 
     const ids = new Set(spans.map((s) => s.spanId));
     const roots = spans.filter((s: ReceivedSpan) => !ids.has(s.parentSpanId));
     expect(roots.map((s) => s.name)).toEqual(['POST /v1/jobs']);
+
+    // Log lines written inside the job's spans name its trace (and, in the supervisor, the request).
+    const submitted = logEvents(stack.supervisor.output, 'job submitted').find((e) => e.job_id === jobId);
+    expect(submitted).toEqual(expect.objectContaining({ trace_id: traceId, span_id: expect.any(String), request_id: expect.any(String) }));
+    const started = stack.workers.flatMap((w) => logEvents(w.output, 'task started')).filter((e) => e.job_id === jobId);
+    expect(started.length).toBe(tasks.length);
+    for (const event of started) expect(event.trace_id).toBe(traceId);
+    // Everything the processes wrote is JSON, Nest's own messages included.
+    for (const line of [...stack.supervisor.output, ...stack.workers.flatMap((w) => w.output)]) expect(() => JSON.parse(line) as unknown).not.toThrow();
   });
 
   it('a task resumed after its worker was killed continues its job trace', async () => {
@@ -134,5 +143,7 @@ describe('tracing: an unreachable collector', () => {
     expect([...(await waitForJobs(stack, jobIds)).values()].map((s) => s.status)).toEqual(['success', 'success']);
     for (const jobId of jobIds) expect((await stack.request('GET', `/v1/jobs/${jobId}`)).status).toBe(200);
     expect((await stack.request('GET', '/healthz')).status).toBe(200);
+    // The dropped batches are said, as JSON warnings.
+    await waitFor('a telemetry warning', async () => (stack.supervisor.output.some((line) => line.includes('"component":"telemetry"')) ? true : undefined), 20_000, 100);
   });
 });

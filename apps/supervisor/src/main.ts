@@ -19,6 +19,7 @@ async function bootstrap(): Promise<void> {
   const telemetry = startTelemetry({
     serviceName: 'switchyard-supervisor',
     exportFromEnv: Boolean(config.OTEL_EXPORTER_OTLP_ENDPOINT ?? config.OTEL_TRACES_EXPORTER),
+    logger,
   });
   const host = resolveListenHost(config);
   if (config.API_KEYS.size === 0) {

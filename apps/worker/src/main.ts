@@ -15,6 +15,7 @@ async function bootstrap(): Promise<void> {
   const telemetry = startTelemetry({
     serviceName: 'switchyard-worker',
     exportFromEnv: Boolean(config.OTEL_EXPORTER_OTLP_ENDPOINT ?? config.OTEL_TRACES_EXPORTER),
+    logger,
   });
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config, logger), { logger: new NestPinoLogger(logger) });
   let health: Server | undefined;

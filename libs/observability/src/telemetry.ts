@@ -1,7 +1,8 @@
-import { context, createContextKey, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type SpanOptions } from '@opentelemetry/api';
+import { context, createContextKey, diag, DiagLogLevel, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type SpanOptions } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { TraceCarrier } from '@switchyard/contracts';
+import type { Logger } from 'pino';
 
 export interface TelemetryOptions {
   /** The default `service.name`; `OTEL_SERVICE_NAME` wins when set. */
@@ -13,6 +14,9 @@ export interface TelemetryOptions {
    * costs a dropped batch and a warning, never a request's time.
    */
   exportFromEnv: boolean;
+  /** Where the SDK's own warnings and errors go (a failed export), at most once per `diagIntervalMs` (30 s). */
+  logger?: Logger;
+  diagIntervalMs?: number;
 }
 
 export interface Telemetry {
@@ -24,6 +28,7 @@ export interface Telemetry {
  * ids exist and travel with every queue job, upstream call and log line) but are not sent anywhere.
  */
 export function startTelemetry(options: TelemetryOptions): Telemetry {
+  if (options.logger) routeDiagnostics(options.logger, options.diagIntervalMs ?? 30_000);
   const sdk = new NodeSDK({
     serviceName: process.env.OTEL_SERVICE_NAME?.trim() || options.serviceName,
     instrumentations: [],
@@ -31,6 +36,28 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
   });
   sdk.start();
   return { shutdown: () => sdk.shutdown() };
+}
+
+/**
+ * The SDK's diagnostics as throttled JSON warnings: an unreachable collector fails every batch
+ * export, and the batch is dropped; one line per interval says so without flooding the log.
+ */
+function routeDiagnostics(logger: Logger, intervalMs: number): void {
+  let lastLoggedAt = Number.NEGATIVE_INFINITY;
+  let notLogged = 0;
+  const write = (message: string, args: unknown[]) => {
+    const now = Date.now();
+    if (now - lastLoggedAt < intervalMs) {
+      notLogged += 1;
+      return;
+    }
+    lastLoggedAt = now;
+    const detail = args.map((a) => (a instanceof Error ? a.message : typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
+    logger.warn({ component: 'telemetry', detail, ...(notLogged > 0 ? { repeats_not_logged: notLogged } : {}) }, `telemetry: ${message}`);
+    notLogged = 0;
+  };
+  const ignore = () => undefined;
+  diag.setLogger({ error: (m, ...a) => write(m, a), warn: (m, ...a) => write(m, a), info: ignore, debug: ignore, verbose: ignore }, DiagLogLevel.WARN);
 }
 
 export const tracer = () => trace.getTracer('switchyard');
