@@ -5,9 +5,10 @@ import { runGatewayBench } from './gateway.bench';
 import { runPipelineBench } from './pipeline/pipeline.bench';
 import { runPoolModeBench } from './pool-mode.bench';
 import { runRoutingBench } from './routing.bench';
+import { runTracingBench } from './tracing.bench';
 
 /**
- * `npm run bench` (all benches) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit` (some of them).
+ * `npm run bench` (all benches) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing` (some of them).
  * Exits 2 when a bench could not run. A missed target prints FAIL and exits 0, unless
  * BENCH_STRICT=1 (then 1): a measurement on a shared machine is not a build failure by default.
  */
@@ -18,6 +19,7 @@ const BENCHES = {
   gateway: async () => (await runGatewayBench()).pass,
   'pool-mode': runPoolModeBench,
   'fleet-limit': async () => (await runFleetLimitBench()).pass,
+  tracing: async () => (await runTracingBench()).pass,
 } as const;
 type BenchName = keyof typeof BENCHES;
 

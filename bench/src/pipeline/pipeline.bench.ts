@@ -33,7 +33,7 @@ async function stopRunningRound(): Promise<void> {
   clearTimeout(timer);
 }
 
-function runRoundProcess(request: RoundRequest, extra: { execArgv?: string[]; env?: Record<string, string> } = {}): Promise<RoundResult> {
+export function runRoundProcess(request: RoundRequest, extra: { execArgv?: string[]; env?: Record<string, string> } = {}): Promise<RoundResult> {
   const child = fork(join(__dirname, 'round-child.js'), [JSON.stringify(request)], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     execArgv: [...process.execArgv, ...(extra.execArgv ?? [])],

@@ -191,10 +191,11 @@ async function timedJobs(request: RoundRequest, p: Process, label: string, jobs:
 
 export async function runSwitchyardRound(request: RoundRequest, cleanup: Cleanup): Promise<RoundResult> {
   const s = request.settings;
-  // As the apps do at boot: spans are created (and travel with every queue job), not exported.
+  // As the apps do at boot: spans are created (and travel with every queue job), exported only
+  // when OTEL_EXPORTER_OTLP_ENDPOINT is set (the tracing bench sets it to a local receiver).
   // BENCH_SY_TELEMETRY=off is a profiling switch (what the OpenTelemetry SDK costs).
   if (process.env.BENCH_SY_TELEMETRY !== 'off') {
-    const telemetry = startTelemetry({ serviceName: 'switchyard-bench', exportFromEnv: false });
+    const telemetry = startTelemetry({ serviceName: 'switchyard-bench', exportFromEnv: Boolean(process.env.OTEL_EXPORTER_OTLP_ENDPOINT) });
     cleanup.add('telemetry', () => telemetry.shutdown());
   }
   const supervisorDb = connectDatabase(request.dbUrl, { max: s.poolSize, application_name: 'sy-bench-supervisor' });
