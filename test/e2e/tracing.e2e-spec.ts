@@ -62,6 +62,7 @@ describe('tracing: one trace per job across the supervisor, the workers and the 
     const named = (prefix: string) => spans.filter((s) => s.name.startsWith(prefix));
     expect(named('POST /v1/jobs').map((s) => s.service)).toEqual(['switchyard-supervisor']);
     expect(named('plan job')).toHaveLength(1);
+    expect(named('enqueue ')).toHaveLength(1);
     expect(new Set(named('task ').map((s) => s.attributes['switchyard.task_id']))).toEqual(new Set(tasks.map((t) => t.task_id)));
     expect(named('step ').length).toBeGreaterThanOrEqual(tasks.length);
     // One span per upstream attempt, each the parent of the traceparent its call sent.

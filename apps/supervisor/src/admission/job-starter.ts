@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { extractTraceContext, withSpan } from '@switchyard/observability';
 import { TaskQueues } from '@switchyard/orchestration';
 import { AdmissionRepository } from '@switchyard/state';
 
@@ -25,6 +26,9 @@ export class QueueJobStarter implements JobStarter {
   ) {}
 
   async start(jobId: string): Promise<void> {
-    await this.queues.enqueue(await this.admission.readyTasksOf(jobId));
+    const ready = await this.admission.readyTasksOf(jobId);
+    // In the job's trace (its tasks carry the plan's context), also when a later admission pass starts it.
+    const parent = extractTraceContext(ready[0]?.traceContext ?? {});
+    await withSpan('enqueue admitted job', parent, { attributes: { 'switchyard.job_id': jobId, 'switchyard.tasks': ready.length } }, () => this.queues.enqueue(ready));
   }
 }
