@@ -34,6 +34,7 @@ const EXPECTED_SUPERVISOR_TYPES: Record<string, string> = {
   switchyard_http_request_duration_seconds: 'histogram',
   switchyard_jobs: 'gauge',
   switchyard_running_jobs: 'gauge',
+  switchyard_tasks_stale: 'gauge',
   switchyard_queue_jobs: 'gauge',
   switchyard_breaker_state: 'gauge',
   switchyard_target_health_score: 'gauge',
@@ -157,6 +158,7 @@ describe('cost ledger and metrics end to end (real supervisor, worker and llm-si
     expect(sampleValue(parsed, 'switchyard_http_requests_total', { method: 'GET', route: '/admin/costs', status: '401' })).toBeGreaterThanOrEqual(1);
     expectHistogram(parsed, 'switchyard_http_request_duration_seconds', { method: 'GET', route: '/v1/jobs', status: '200' });
     expect(sampleValue(parsed, 'switchyard_jobs', { status: 'success' })).toBe(1);
+    expect(sampleValue(parsed, 'switchyard_tasks_stale', {})).toBe(0);
     expect(samplesOf(parsed, 'switchyard_queue_jobs', { role: 'extract', state: 'waiting' })).toHaveLength(1);
     expect(sampleValue(parsed, 'switchyard_breaker_state', { target: 'cloud_main', target_type: 'cloud', state: 'closed' })).toBe(1);
     expect(sampleValue(parsed, 'switchyard_target_health_score', { target: 'local_vllm_7b', target_type: 'local' })).toBeGreaterThan(0);

@@ -8,11 +8,14 @@ function setup() {
   const registry = new MetricsRegistry();
   const countJobsByStatus = jest.fn(async () => ({ ...counts }));
   const countRunningJobsByTenant = jest.fn(async () => new Map([['acme', 2]]));
+  const countStaleTasks = jest.fn(async (_staleAfterMs: number) => 1);
   const warn = jest.fn();
-  const metrics = new JobStatusMetrics(registry, { countJobsByStatus, countRunningJobsByTenant } as unknown as JobStatsRepository, { warn } as unknown as Logger);
+  const metrics = new JobStatusMetrics(registry, { countJobsByStatus, countRunningJobsByTenant, countStaleTasks } as unknown as JobStatsRepository, { warn } as unknown as Logger, {
+    STALE_AFTER_MS: 15_000,
+  });
   let now = 1_000_000;
   metrics.now = () => now;
-  return { registry, metrics, countJobsByStatus, warn, advance: (ms: number) => (now += ms) };
+  return { registry, metrics, countJobsByStatus, countStaleTasks, warn, advance: (ms: number) => (now += ms) };
 }
 
 describe('JobStatusMetrics', () => {
@@ -22,6 +25,7 @@ describe('JobStatusMetrics', () => {
     expect(countJobsByStatus).toHaveBeenCalledTimes(1);
     expect(await registry.render()).toContain('switchyard_jobs{status="running"} 2\n');
     expect(await registry.render()).toContain('switchyard_running_jobs{tenant="acme"} 2\n');
+    expect(await registry.render()).toContain('switchyard_tasks_stale 1\n');
 
     advance(JOB_COUNTS_TTL_MS - 1);
     await metrics.refreshIfStale();

@@ -1,4 +1,4 @@
-import { and, inArray, isNull, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
 import { TASK_STATUSES, type TaskStatus } from '@switchyard/contracts';
 import type { Database } from '../database';
 import { agentTaskState as t } from '../schema';
@@ -27,5 +27,14 @@ export class JobStatsRepository {
       .where(and(isNull(t.parentTaskId), inArray(t.status, ['pending', 'running', 'paused'])))
       .groupBy(t.tenantId);
     return new Map(rows.map((row) => [row.tenantId, Number(row.n)]));
+  }
+
+  /** Running tasks whose heartbeat is older than `staleAfterMs` (the sweeper should be taking them over). */
+  async countStaleTasks(staleAfterMs: number): Promise<number> {
+    const rows = await this.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(t)
+      .where(and(eq(t.status, 'running'), lt(t.updatedAt, sql`now() - make_interval(secs => ${staleAfterMs / 1000})`)));
+    return Number(rows[0]?.n ?? 0);
   }
 }
