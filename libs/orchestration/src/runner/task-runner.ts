@@ -1,12 +1,24 @@
+import { randomUUID } from 'node:crypto';
 import type { JobMeta, RequestMeta, RouteRecord, TaskPayload } from '@switchyard/contracts';
 import type { Logger } from '@switchyard/observability';
 import { LeaseLostError, type Lease, type StepCheckpoint, type TaskRepository, type TaskRow } from '@switchyard/state';
-import { renderMessages, referencesOf, stepsOf, taskTimeoutMs, withItemKey, type CallStep, type CompiledAgent, type CompiledWorkflow } from '@switchyard/workflows';
+import {
+  renderMessages,
+  referencesOf,
+  stepsOf,
+  taskTimeoutMs,
+  withItemKey,
+  type CallStep,
+  type CompiledAgent,
+  type CompiledWorkflow,
+  type PlannedSubtask,
+} from '@switchyard/workflows';
 import {
   CallCheckpointSchema,
   GatheredSchema,
   TaskInputSchema,
   callMeta,
+  gatherRolesOf,
   gatherUpstream,
   jobResultOf,
   parseJobMeta,
@@ -17,6 +29,7 @@ import {
 import { stepCallFields } from '../agents/model-call-headers';
 import type { ModelAttempt, ModelRouter } from '../agents/model-router.port';
 import { routesFromAttempts } from '../agents/structured-summary';
+import { materialisePlan } from '../planning/plan-materialisation';
 import type { QueuedTask } from '../queues/task-queues';
 import type { WorkflowVersions } from '../workflows/workflow-versions';
 import { describeError, isNoEligibleTarget, isRetryBudgetSpent, isTransient } from './failure';
@@ -44,6 +57,8 @@ export interface TaskRunnerDeps {
    */
   mayUseCloud?: (meta: RequestMeta) => boolean;
   now?: () => Date;
+  /** Ids of a planner's subtask rows. Default: random UUIDs. */
+  newId?: () => string;
 }
 
 export interface AttemptInfo {
@@ -217,7 +232,7 @@ export class TaskRunner {
       const checkpointOf = (summary: unknown): StepCheckpoint => ({ step, name: definition.name, summary, completed_at: this.now().toISOString() });
       if (definition.kind === 'gather') {
         // Fan-in: the upstream tasks' outputs and summaries, read from Postgres, never their raw text.
-        gathered = gatherUpstream(agent, workflow, await this.deps.tasks.findTaskOutcomes(task.jobId, agent.upstream));
+        gathered = gatherUpstream(agent, workflow, await this.deps.tasks.findTaskOutcomes(task.jobId, gatherRolesOf(agent, workflow)), task.dependsOn);
         await this.deps.tasks.checkpoint(lease, checkpointOf(gathered), [], 0);
         continue;
       }
@@ -233,7 +248,10 @@ export class TaskRunner {
         continue;
       }
       const output = withItemKey(agent, result.output, taskInput.item);
-      const finished = await this.deps.tasks.completeTask(lease, checkpoint, output, result.routes, result.costUsd, (outcomes) => jobResultOf(workflow, outcomes));
+      // A planner's validated plan becomes its subtasks' rows, written with its completion.
+      const subtasks = definition.plan ? materialisePlan((result.output as { subtasks: PlannedSubtask[] }).subtasks, task, workflow, this.deps.newId ?? randomUUID) : [];
+      if (subtasks.length) log.info({ subtasks: subtasks.map((s) => ({ task_id: s.taskId, role: s.role })) }, 'plan accepted');
+      const finished = await this.deps.tasks.completeTask(lease, checkpoint, output, result.routes, result.costUsd, (outcomes) => jobResultOf(workflow, outcomes), subtasks);
       if (finished.jobCompleted) log.info('job completed');
       await this.enqueueReady(finished.ready, log);
     }

@@ -769,3 +769,77 @@ describe('DAG fan-in (depends_on) and ready dependents', () => {
     expect((await row(dag.jobId)).outputSummary).toEqual({ n: 5 });
   });
 });
+
+describe("a planner's subtasks (goal jobs)", () => {
+  async function createGoalJob(tenantId: string) {
+    const jobId = randomUUID();
+    const [planner, combine] = [randomUUID(), randomUUID()];
+    const base = { jobId, tenantId, jobType: 'goal', parentTaskId: jobId, inputSummary: {}, totalSteps: 2 };
+    const root: NewTaskRow = { taskId: jobId, jobId, tenantId, jobType: 'goal', parentTaskId: null, agentId: 'supervisor', role: 'job', inputSummary: {}, totalSteps: 2 };
+    await repo.createJob(root, [
+      { ...base, taskId: planner, agentId: 'planner', role: 'planner', ordinal: 0 },
+      { ...base, taskId: combine, agentId: 'combine', role: 'combine', ordinal: 1, dependsOn: [planner] },
+    ]);
+    return { jobId, tenantId, planner, combine };
+  }
+
+  /** gather → analyse (after gather) → write (after both), as the planner's materialised rows. */
+  function subtasksOf(job: { jobId: string; tenantId: string; planner: string }) {
+    const [gather, analyse, write] = [randomUUID(), randomUUID(), randomUUID()];
+    const base = { jobId: job.jobId, tenantId: job.tenantId, jobType: 'goal', parentTaskId: job.planner, totalSteps: 2 };
+    const rows: NewTaskRow[] = [
+      { ...base, taskId: gather, agentId: 'researcher:gather', role: 'researcher', ordinal: 1, dependsOn: [job.planner], inputSummary: { instruction: 'find', item_key: 'gather' } },
+      { ...base, taskId: analyse, agentId: 'analyst:analyse', role: 'analyst', ordinal: 2, dependsOn: [job.planner, gather], inputSummary: { instruction: 'think', item_key: 'analyse' } },
+      { ...base, taskId: write, agentId: 'writer:write', role: 'writer', ordinal: 3, dependsOn: [job.planner, gather, analyse], inputSummary: { instruction: 'write', item_key: 'write' } },
+    ];
+    return { rows, gather, analyse, write };
+  }
+
+  const plan = { subtasks: [] };
+  const output = { conclusion: 'c', evidence: [], confidence: 1 };
+
+  it("writes the subtasks with the planner's completion, extends combine's depends_on to them, and makes the first level ready", async () => {
+    const job = await createGoalJob(newTenant());
+    const { rows, gather, analyse, write } = subtasksOf(job);
+    const finished = await repo.completeTask(await claim(job.planner), checkpointOf(0), plan, [], 0, () => null, rows);
+    expect(finished).toEqual({ ready: [{ taskId: gather, jobId: job.jobId, tenantId: job.tenantId, role: 'researcher', traceContext: null }], jobCompleted: false });
+    expect(await row(gather)).toMatchObject({ status: 'pending', parentTaskId: job.planner, dependsOn: [job.planner], inputSummary: { instruction: 'find', item_key: 'gather' } });
+    expect((await row(job.combine)).dependsOn).toEqual([job.planner, gather, analyse, write]);
+    expect((await row(job.combine)).ordinal).toBe(4);
+    expect((await row(job.jobId)).totalSteps).toBe(5);
+    expect(await repo.claimTask(job.combine, 'w')).toEqual({ claimed: false, reason: 'blocked', status: 'pending' });
+
+    // Dependency order: each level readies the next, combine comes last and completes the job.
+    expect((await repo.completeTask(await claim(gather), checkpointOf(0), output, [], 0)).ready.map((t) => t.taskId)).toEqual([analyse]);
+    expect((await repo.completeTask(await claim(analyse), checkpointOf(0), output, [], 0)).ready.map((t) => t.taskId)).toEqual([write]);
+    expect((await repo.completeTask(await claim(write), checkpointOf(0), output, [], 0)).ready.map((t) => t.taskId)).toEqual([job.combine]);
+    const last = await repo.completeTask(await claim(job.combine), checkpointOf(0), output, [], 0, (outcomes) => outcomes.map((o) => [o.role, o.key ?? null]));
+    expect(last.jobCompleted).toBe(true);
+    expect((await row(job.jobId)).outputSummary).toEqual([
+      ['planner', null],
+      ['researcher', 'gather'],
+      ['analyst', 'analyse'],
+      ['writer', 'write'],
+      ['combine', null],
+    ]);
+  });
+
+  it('never half-materialises: a subtask row that cannot be written leaves the planner running and nothing written', async () => {
+    const job = await createGoalJob(newTenant());
+    const { rows, gather } = subtasksOf(job);
+    const lease = await claim(job.planner);
+    const clash = { ...rows[2]!, taskId: job.combine };
+    await expect(repo.completeTask(lease, checkpointOf(0), plan, [], 0, () => null, [rows[0]!, rows[1]!, clash])).rejects.toThrow();
+    expect(await repo.findTask(gather)).toBeUndefined();
+    expect(await row(job.planner)).toMatchObject({ status: 'running', outputSummary: null });
+    expect((await row(job.combine)).dependsOn).toEqual([job.planner]);
+  });
+
+  it('writes no subtask for a planner whose lease is gone', async () => {
+    const job = await createGoalJob(newTenant());
+    const { rows, gather } = subtasksOf(job);
+    const lease = await claim(job.planner);
+    await expect(repo.completeTask({ ...lease, version: lease.version + 1 }, checkpointOf(0), plan, [], 0, () => null, rows)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await repo.findTask(gather)).toBeUndefined();
+  });
+});

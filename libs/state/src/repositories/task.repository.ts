@@ -71,7 +71,19 @@ export interface FinishResult {
 
 /** How a task ends without failing its job: done with an output, or skipped (optional) with a reason. */
 export type TaskFinish =
-  | { status: 'success'; checkpoint: StepCheckpoint; output: unknown; routes: RouteRecord[]; costUsd: number }
+  | {
+      status: 'success';
+      checkpoint: StepCheckpoint;
+      output: unknown;
+      routes: RouteRecord[];
+      costUsd: number;
+      /**
+       * A planner's subtasks (their `depends_on` include the planner): written with its
+       * completion, in the same transaction, and the tasks that waited for the planner then
+       * wait for them too. A plan is never half there.
+       */
+      subtasks?: NewTaskRow[];
+    }
   | { status: 'skipped'; reason: string; routes: RouteRecord[] };
 
 /**
@@ -242,6 +254,24 @@ const COMPLETE_JOB_SQL = `/* sy:completeJob */
 update agent_task_state set status = 'success', output_summary = $2::jsonb, updated_at = now(), finished_at = now()
 where task_id = $1 and status = 'running'`;
 
+/** A planner's subtasks: $1 the rows as a JSON array. */
+const INSERT_SUBTASKS_SQL = `/* sy:insertSubtasks */
+${taskInsert.insertFromArray(1)}`;
+
+/**
+ * After a planner's subtasks went in ($1 job, $2 planner, $3 subtask ids): the job's other
+ * tasks that waited for the planner (the combining agent) wait for every subtask too and
+ * list after them (the subtasks take the ordinals after the planner's), and the root counts them.
+ */
+const EXTEND_DEPENDENTS_SQL = `/* sy:extendPlanDependents */
+update agent_task_state set
+  depends_on = case when task_id = $1 then depends_on else depends_on || $3::uuid[] end,
+  total_steps = case when task_id = $1 then total_steps + cardinality($3::uuid[]) else total_steps end,
+  ordinal = case when task_id = $1 then ordinal else ordinal + cardinality($3::uuid[]) end,
+  updated_at = now()
+where job_id = $1
+  and (task_id = $1 or ($2::uuid = any(depends_on) and parent_task_id is distinct from $2::uuid))`;
+
 const HEARTBEAT_SQL = `/* sy:heartbeat */ update agent_task_state set updated_at = now() where ${FENCE}`;
 
 const TASKS_OF_ROLES_SQL = `/* sy:tasksOfRoles */
@@ -371,7 +401,8 @@ export class TaskRepository {
   /**
    * Records the last step and the task's output. Returns the dependents that became ready,
    * and, when this was the job's last unfinished task, completes the job with
-   * `resultOf(every task's outcome)` in the same transaction.
+   * `resultOf(every task's outcome)` in the same transaction. A planner passes its
+   * `subtasks`: they are written in that transaction too (see `TaskFinish`).
    */
   async completeTask(
     lease: Lease,
@@ -380,8 +411,9 @@ export class TaskRepository {
     routes: RouteRecord[],
     costUsd: number,
     resultOf: (outcomes: TaskOutcomeRow[]) => unknown = () => null,
+    subtasks: NewTaskRow[] = [],
   ): Promise<FinishResult> {
-    return this.finish(lease, { status: 'success', checkpoint, output, routes, costUsd }, resultOf);
+    return this.finish(lease, { status: 'success', checkpoint, output, routes, costUsd, subtasks }, resultOf);
   }
 
   /** An optional task given up (degradation): `skipped` with the reason; its dependents go on without it. */
@@ -408,6 +440,10 @@ export class TaskRepository {
         throw new LeaseLostError(lease, finish.status === 'success' ? 'complete' : 'skip');
       }
       await client.query({ name: 'sy-lock-job', text: LOCK_JOB_SQL, values: [jobId] });
+      if (finish.status === 'success' && finish.subtasks?.length) {
+        await client.query({ name: 'sy-insert-subtasks', text: INSERT_SUBTASKS_SQL, values: [JSON.stringify(finish.subtasks.map(taskInsert.toJson))] });
+        await client.query({ name: 'sy-extend-plan-dependents', text: EXTEND_DEPENDENTS_SQL, values: [jobId, lease.taskId, finish.subtasks.map((task) => task.taskId)] });
+      }
       const ready = await client.query<{ task_id: string; job_id: string; tenant_id: string; role: string; trace_context: TraceCarrier | null }>({
         name: 'sy-ready-dependents',
         text: READY_DEPENDENTS_SQL,
