@@ -319,12 +319,13 @@ export class TaskRepository {
     await this.db.delete(t).where(and(eq(t.tenantId, tenantId), eq(t.taskId, jobId), isNull(t.parentTaskId)));
   }
 
+  /** The root first, then the tasks in plan order (a planner's subtasks between it and combine, not grouped by parent). */
   async findJobTree(tenantId: string, jobId: string): Promise<TaskView[]> {
     return this.db
       .select(viewColumns)
       .from(t)
       .where(and(eq(t.tenantId, tenantId), eq(t.jobId, jobId)))
-      .orderBy(sql`${t.parentTaskId} nulls first`, asc(t.ordinal), asc(t.createdAt));
+      .orderBy(sql`${t.parentTaskId} is null desc`, asc(t.ordinal), asc(t.createdAt));
   }
 
   async listJobs(
