@@ -38,6 +38,8 @@ interface Side {
   path: string;
   headers: Record<string, string>;
   agent: Agent;
+  /** The model this side is asked for; the routed target's model unless set (our gateway: `auto`). */
+  model?: string;
   samplesMs: number[];
   roundP50s: number[];
   /** Checks one response (status, headers); returns an error text or undefined. */
@@ -83,7 +85,7 @@ function requestBody(model: string): string {
 async function timed(side: Side, model: string, n: number, keep: boolean): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < n; i += 1) {
-    const body = requestBody(model);
+    const body = requestBody(side.model ?? model);
     const t0 = process.hrtime.bigint();
     const reply = await post(side, body);
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -260,20 +262,21 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
       return undefined;
     };
     const routed: { target?: string } = {};
-    const ours: Side = { name: 'ours (dev mode)', port: devPort, path: '/v1/chat/completions', headers: {}, agent: keepAlive(), samplesMs: [], roundP50s: [], check: targetCheck(routed) };
+    const ours: Side = { name: 'ours (dev mode)', port: devPort, path: '/v1/chat/completions', headers: {}, agent: keepAlive(), model: 'auto', samplesMs: [], roundP50s: [], check: targetCheck(routed) };
     const oursAuth: Side = {
       name: 'ours (API_KEYS on)',
       port: authPort,
       path: '/v1/chat/completions',
       headers: { authorization: `Bearer ${API_KEY}` },
       agent: keepAlive(),
+      model: 'auto',
       samplesMs: [],
       roundP50s: [],
       check: targetCheck(routed),
     };
     // The first call decides which sim target the router picks; direct and Portkey use the same one.
-    // The sim accepts only its own model ids: every side sends the routed target's model.
-    const first = await post(ours, requestBody('bench-model'));
+    // The sim accepts only its own model ids: every other side sends the routed target's model (ours: `auto`).
+    const first = await post(ours, requestBody('auto'));
     if (first.status !== 200) throw new Error(`ours: status ${first.status}: ${first.body.slice(0, 300)}`);
     const problem = ours.check(first.status, first.headers, first.body);
     if (problem) throw new Error(`ours: ${problem}`);
@@ -283,7 +286,7 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
     if (simPort === undefined) throw new Error(`routed to ${target}, which is not a sim target`);
     console.log(`our router sends this request to ${target} (sim port ${simPort}, model ${model}); every side calls that target with that model`);
     // Auth really is on: no key → 401.
-    const unauth = await post({ ...oursAuth, headers: {}, agent: keepAlive() }, requestBody(model));
+    const unauth = await post({ ...oursAuth, headers: {}, agent: keepAlive() }, requestBody('auto'));
     if (unauth.status !== 401) throw new Error(`supervisor with API_KEYS answered ${unauth.status} without a key (expected 401)`);
 
     const direct = plainSide('direct (llm-sim)', simPort);

@@ -1,11 +1,13 @@
 import { cpus } from 'node:os';
 import { runCrashResumeBench } from './crash-resume.bench';
+import { runFleetLimitBench } from './fleet-limit.bench';
 import { runGatewayBench } from './gateway.bench';
 import { runPipelineBench } from './pipeline/pipeline.bench';
+import { runPoolModeBench } from './pool-mode.bench';
 import { runRoutingBench } from './routing.bench';
 
 /**
- * `npm run bench` (all benches) or `node bench/run.js pipeline|routing|crash-resume|gateway` (some of them).
+ * `npm run bench` (all benches) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit` (some of them).
  * Exits 2 when a bench could not run. A missed target prints FAIL and exits 0, unless
  * BENCH_STRICT=1 (then 1): a measurement on a shared machine is not a build failure by default.
  */
@@ -14,6 +16,8 @@ const BENCHES = {
   routing: async () => runRoutingBench().pass,
   'crash-resume': async () => (await runCrashResumeBench()).pass,
   gateway: async () => (await runGatewayBench()).pass,
+  'pool-mode': runPoolModeBench,
+  'fleet-limit': async () => (await runFleetLimitBench()).pass,
 } as const;
 type BenchName = keyof typeof BENCHES;
 

@@ -17,7 +17,7 @@ interface ErrorJson {
 }
 
 const validJob = () => ({ type: 'doc_review', input: { question: 'What changed?', documents: [{ id: 'd1', text: 'Release 2 adds audit logs.' }] } });
-const validChat = () => ({ model: 'switchyard', messages: [{ role: 'user', content: 'fuzz-ok: say hi' }], metadata: { task_type: 'chat', complexity: 'low' } });
+const validChat = () => ({ model: 'auto', messages: [{ role: 'user', content: 'fuzz-ok: say hi' }], metadata: { task_type: 'chat', complexity: 'low' } });
 
 /** Percent-encodes anything, a lone surrogate too (as bytes that are not UTF-8, which is also worth sending). */
 function encodeAny(text: string): string {

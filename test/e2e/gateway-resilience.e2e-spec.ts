@@ -37,7 +37,7 @@ describe('gateway resilience (real supervisor + llm-sim)', () => {
     const res = await fetch(`${baseUrl}/v1/chat/completions`, {
       method: 'POST',
       headers: { ...AUTH, ...options.headers },
-      body: JSON.stringify({ model: 'switchyard', messages: [{ role: 'user', content }], ...(options.metadata ? { metadata: options.metadata } : {}) }),
+      body: JSON.stringify({ model: 'auto', messages: [{ role: 'user', content }], ...(options.metadata ? { metadata: options.metadata } : {}) }),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     const json = (await res.json()) as { error?: { code: string } };

@@ -33,7 +33,7 @@ describe('POST /v1/chat/completions (openai SDK client, real supervisor + llm-si
   it('answers a plain completion, routed by metadata, with the target in x-switchyard-target', async () => {
     const { data, response } = await client.chat.completions
       .create({
-        model: 'switchyard',
+        model: 'auto',
         messages: [{ role: 'user', content: 'plain-1: extract the parties from this contract.' }],
         metadata: { task_type: 'extract', complexity: 'low' },
       })
@@ -48,11 +48,11 @@ describe('POST /v1/chat/completions (openai SDK client, real supervisor + llm-si
 
   it('keeps sensitive reasoning on the local 32B and sends other reasoning to the cloud', async () => {
     const sensitive = await client.chat.completions
-      .create({ model: 'x', messages: [{ role: 'user', content: 'sens-1: reason about this' }], metadata: { task_type: 'reasoning', complexity: 'high', sensitivity: 'sensitive' } })
+      .create({ model: 'auto', messages: [{ role: 'user', content: 'sens-1: reason about this' }], metadata: { task_type: 'reasoning', complexity: 'high', sensitivity: 'sensitive' } })
       .withResponse();
     expect(sensitive.response.headers.get('x-switchyard-target')).toBe('local_vllm_32b');
     const open = await client.chat.completions
-      .create({ model: 'x', messages: [{ role: 'user', content: 'open-1: reason about this' }], metadata: { task_type: 'reasoning', complexity: 'high' } })
+      .create({ model: 'auto', messages: [{ role: 'user', content: 'open-1: reason about this' }], metadata: { task_type: 'reasoning', complexity: 'high' } })
       .withResponse();
     expect(open.response.headers.get('x-switchyard-target')).toBe('cloud_main');
   });
@@ -60,7 +60,7 @@ describe('POST /v1/chat/completions (openai SDK client, real supervisor + llm-si
   it('streams with stream: true, usage included', async () => {
     const { data: stream, response } = await client.chat.completions
       .create({
-        model: 'x',
+        model: 'auto',
         messages: [{ role: 'user', content: 'stream-1: summarise the meeting notes.' }],
         stream: true,
         stream_options: { include_usage: true },
@@ -97,13 +97,13 @@ describe('POST /v1/chat/completions (openai SDK client, real supervisor + llm-si
     );
     expect(badMeta.status).toBe(400);
     expect(badMeta.json.error.issues?.[0]?.path).toBe('metadata.sensitivity');
-    await expect(client.chat.completions.create({ model: 'x', messages: [] })).rejects.toMatchObject({ status: 400 });
+    await expect(client.chat.completions.create({ model: 'auto', messages: [] })).rejects.toMatchObject({ status: 400 });
     const anonymous = new OpenAI({ baseURL: `${stack.baseUrl}/v1`, apiKey: 'not-a-key-at-all', maxRetries: 0 });
-    await expect(anonymous.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ status: 401 });
+    await expect(anonymous.chat.completions.create({ model: 'auto', messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ status: 401 });
   });
 
   it('answers a retried Idempotency-Key from the stored answer without paying again; another body is a 409', async () => {
-    const body = { model: 'x', messages: [{ role: 'user' as const, content: 'idem-1: classify this ticket' }], metadata: { task_type: 'classify' } };
+    const body = { model: 'auto', messages: [{ role: 'user' as const, content: 'idem-1: classify this ticket' }], metadata: { task_type: 'classify' } };
     const options = { headers: { 'Idempotency-Key': 'retry-me-1' } };
     const first = await client.chat.completions.create(body, options).withResponse();
     const second = await client.chat.completions.create(body, options).withResponse();
@@ -146,7 +146,7 @@ describe('POST /v1/chat/completions (openai SDK client, real supervisor + llm-si
       expect(busy.json.error.message).toMatch(/busy/);
       expect(await callsWith('busy-1')).toHaveLength(0);
       // Not sensitive: the forced primary serves it.
-      const open = await client.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'forced-1: hello' }] }).withResponse();
+      const open = await client.chat.completions.create({ model: 'auto', messages: [{ role: 'user', content: 'forced-1: hello' }] }).withResponse();
       expect(open.response.headers.get('x-switchyard-target')).toBe('cloud_main');
     } finally {
       await stack.request('POST', '/admin/routing/force-primary', { target: null }, ADMIN);
@@ -160,7 +160,7 @@ describe('POST /v1/chat/completions (openai SDK client, real supervisor + llm-si
     try {
       const abort = new AbortController();
       const stream = await client.chat.completions.create(
-        { model: 'switchyard', stream: true, messages: [{ role: 'user', content: 'hangup-1: extract the parties.' }], metadata: { task_type: 'extract', complexity: 'low' } },
+        { model: 'auto', stream: true, messages: [{ role: 'user', content: 'hangup-1: extract the parties.' }], metadata: { task_type: 'extract', complexity: 'low' } },
         { signal: abort.signal },
       );
       for await (const chunk of stream) {
@@ -188,7 +188,7 @@ describe('POST /v1/chat/completions (openai SDK client, real supervisor + llm-si
     try {
       const viaProxy = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: KEY, maxRetries: 0 });
       const ask = (content: string, metadata: Record<string, string>) =>
-        viaProxy.chat.completions.create({ model: 'switchyard', messages: [{ role: 'user', content }], metadata }).withResponse();
+        viaProxy.chat.completions.create({ model: 'auto', messages: [{ role: 'user', content }], metadata }).withResponse();
 
       const local = await ask('proxy-local: extract the parties.', { task_type: 'extract', complexity: 'low' });
       expect(local.response.headers.get('x-switchyard-target')).toBe('local_vllm_7b');
@@ -213,14 +213,14 @@ describe('POST /v1/chat/completions (openai SDK client, real supervisor + llm-si
   it('hot reload: a valid config change turns the response cache on; an invalid file is rejected and the old config stays', async () => {
     const file = stack.sharedEnv.ROUTER_CONFIG!;
     const original = readFileSync(file, 'utf8');
-    const doc = parse(original) as { router: Record<string, unknown> };
-    doc.router.cache = { enabled: true, ttl_s: { qa: 300 } };
+    const doc = parse(original) as { router: Record<string, unknown>; response_cache?: unknown };
+    doc.response_cache = { enabled: true, ttl_s: { qa: 300 } };
     writeFileSync(file, stringify(doc));
     await stack.supervisor.waitForLine(/router config reloaded/);
 
     const ask = (content: string, temperature: number) =>
       client.chat.completions
-        .create({ model: 'x', temperature, messages: [{ role: 'user', content }], metadata: { business_type: 'qa', task_type: 'chat' } })
+        .create({ model: 'auto', temperature, messages: [{ role: 'user', content }], metadata: { business_type: 'qa', task_type: 'chat' } })
         .withResponse();
     const first = await ask('cache-1: what is the refund window?', 0);
     const second = await ask('cache-1: what is the refund window?', 0);

@@ -7,8 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import IORedis from 'ioredis';
-import { deleteKeysWithPrefix } from '@switchyard/platform';
+import IORedis, { Cluster } from 'ioredis';
+import { loadConfig } from '@switchyard/config';
+import { connectRedis, deleteKeysWithPrefix, snapshotKey, type RedisConnection } from '@switchyard/platform';
 import { ensureDatabase, migrateDatabase, shippedMigrations } from '@switchyard/state';
 import { PrivatePostgres } from '../support/private-services';
 import { ManagedProcess, freePort, waitFor, writeRouterConfigForSim } from '../support/processes';
@@ -22,7 +23,7 @@ const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
 describe('credentials in target endpoints', () => {
   let stack: TestStack;
-  let redis: IORedis;
+  let redis: RedisConnection;
 
   beforeAll(async () => {
     stack = await TestStack.start({
@@ -30,7 +31,7 @@ describe('credentials in target endpoints', () => {
       env: { ADMIN_TOKEN },
       editRouterConfig: (yaml) => yaml.replaceAll('endpoint: http://127.0.0.1:', `endpoint: http://switchyard:${SECRET}@127.0.0.1:`),
     });
-    redis = new IORedis(stack.sharedEnv.REDIS_URL!);
+    redis = connectRedis(loadConfig(stack.sharedEnv), 'operator-edges-e2e');
   });
 
   afterAll(async () => {
@@ -54,9 +55,12 @@ describe('credentials in target endpoints', () => {
     expect(JSON.stringify(targets.json)).not.toContain(SECRET);
     for (const target of targets.json.targets) expect(target.endpoint).toMatch(/^http:\/\/\*\*\*@127\.0\.0\.1:\d+\/v1$/);
 
-    const keys = await redis.keys(`${stack.prefix}:router:snapshots:*`);
+    // On a Redis Cluster (SWITCHYARD_E2E_TOPOLOGY=cluster) KEYS answers for one node only: ask every master.
+    const pattern = snapshotKey(stack.prefix, '*');
+    const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+    const keys = (await Promise.all(nodes.map((node) => node.keys(pattern)))).flat();
     expect(keys.length).toBeGreaterThanOrEqual(2);
-    for (const value of await redis.mget(keys)) {
+    for (const value of await Promise.all(keys.map((key) => redis.get(key)))) {
       expect(value).toContain('***@127.0.0.1');
       expect(value).not.toContain(SECRET);
     }

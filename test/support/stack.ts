@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import IORedis from 'ioredis';
-import { deleteKeysWithPrefix } from '@switchyard/platform';
+import { loadConfig } from '@switchyard/config';
+import { connectRedis, deleteKeysWithPrefix } from '@switchyard/platform';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
 import { SIM_TARGETS, simTargetsEnv, writeRouterConfigForSim } from '@switchyard/devkit';
 import { ManagedProcess, freePort, waitFor } from './processes';
+import { PrivatePgBouncer, PrivateRedisCluster } from './ha-services';
 
 export { SIM_TARGETS };
 
@@ -36,8 +37,56 @@ export interface StackOptions {
   redisUrl?: string;
   /** Postgres server the stack's fresh database is created on (default the shared one). */
   databaseBaseUrl?: string;
+  /**
+   * A transaction pooler in front of the stack's database: the processes reach it through the
+   * pooler (DATABASE_POOL_MODE=transaction) and migrate through the direct URL; the test's own
+   * `db` handle stays direct.
+   */
+  pooler?: { pooled(directUrl: string): string };
   /** Edits the router config YAML (already pointed at this stack's sim). */
   editRouterConfig?: (yaml: string) => string;
+}
+
+/**
+ * Where stacks started from now on (in this test file) keep their state: `direct` (the
+ * shared Postgres and Redis), `pgbouncer` (Postgres through a PgBouncer of the stack's own,
+ * transaction mode) or `cluster` (a three-master Redis Cluster of the stack's own). Drills
+ * set it and then load existing e2e specs, which run unchanged on that topology.
+ */
+export type StackTopology = 'direct' | 'pgbouncer' | 'cluster';
+const TOPOLOGIES: readonly StackTopology[] = ['direct', 'pgbouncer', 'cluster'];
+/** `SWITCHYARD_E2E_TOPOLOGY=cluster npx jest --selectProjects e2e` runs the whole e2e suite on that topology. */
+function topologyFromEnv(value = process.env.SWITCHYARD_E2E_TOPOLOGY): StackTopology {
+  if (value === undefined || value === '') return 'direct';
+  if (!(TOPOLOGIES as readonly string[]).includes(value)) throw new Error(`SWITCHYARD_E2E_TOPOLOGY must be one of ${TOPOLOGIES.join(', ')}`);
+  return value as StackTopology;
+}
+let topologyForNewStacks: StackTopology = topologyFromEnv();
+export function useTopologyForNewStacks(topology: StackTopology): void {
+  topologyForNewStacks = topology;
+}
+
+/** Private servers a stack started for its topology, stopped with it. */
+interface OwnedServices {
+  pooler?: PrivatePgBouncer;
+  cluster?: PrivateRedisCluster;
+}
+
+async function startTopology(options: StackOptions): Promise<{ owned: OwnedServices; options: StackOptions }> {
+  const ownsRedis = options.redisUrl === undefined && !options.env?.REDIS_SENTINELS && !options.env?.REDIS_CLUSTER_NODES;
+  if (topologyForNewStacks === 'pgbouncer' && options.pooler === undefined) {
+    const pooler = await PrivatePgBouncer.start();
+    return { owned: { pooler }, options: { ...options, pooler } };
+  }
+  if (topologyForNewStacks === 'cluster' && ownsRedis) {
+    const cluster = await PrivateRedisCluster.start();
+    return { owned: { cluster }, options: { ...options, env: { ...cluster.env, ...options.env } } };
+  }
+  return { owned: {}, options };
+}
+
+async function stopOwned(owned: OwnedServices): Promise<void> {
+  await Promise.all([owned.pooler?.stop(), owned.cluster?.stop()]);
 }
 
 /**
@@ -49,6 +98,8 @@ export class TestStack {
   readonly workers: ManagedProcess[] = [];
   /** Supervisors started after the first one (several sweepers at once). */
   readonly extraSupervisors: ManagedProcess[] = [];
+  /** Base URLs of `extraSupervisors`, in the same order. */
+  readonly extraSupervisorUrls: string[] = [];
   private constructor(
     readonly db: TestDatabase,
     readonly prefix: string,
@@ -58,9 +109,21 @@ export class TestStack {
     readonly baseUrl: string,
     readonly sharedEnv: Record<string, string>,
     private readonly tempDir: string,
+    /** The private servers of this stack's topology (a pooler, a cluster), if any. */
+    readonly owned: OwnedServices,
   ) {}
 
-  static async start(options: StackOptions = {}): Promise<TestStack> {
+  static async start(requested: StackOptions = {}): Promise<TestStack> {
+    const { owned, options } = await startTopology(requested);
+    try {
+      return await TestStack.startOn(options, owned);
+    } catch (error) {
+      await stopOwned(owned).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private static async startOn(options: StackOptions, owned: OwnedServices): Promise<TestStack> {
     const db = await createTestDatabase(options.databaseBaseUrl);
     const prefix = `{sy-e2e-${randomBytes(4).toString('hex')}}`;
     const tempDir = mkdtempSync(join(tmpdir(), 'switchyard-e2e-'));
@@ -85,17 +148,18 @@ export class TestStack {
         QUEUE_PREFIX: prefix,
         ROUTER_CONFIG: routerConfig,
         ...(options.apiKeys ? { API_KEYS: options.apiKeys } : {}),
+        ...(options.pooler ? { DATABASE_URL: options.pooler.pooled(db.url), DATABASE_POOL_MODE: 'transaction', MIGRATE_DATABASE_URL: db.url } : {}),
         ...options.env,
       };
       const supervisor = ManagedProcess.start('supervisor', { ...sharedEnv, PORT: String(port) });
       started.push(supervisor);
       await supervisor.waitForLine(/supervisor listening/);
-      stack = new TestStack(db, prefix, sim, `http://127.0.0.1:${controlPort}`, supervisor, `http://127.0.0.1:${port}`, sharedEnv, tempDir);
+      stack = new TestStack(db, prefix, sim, `http://127.0.0.1:${controlPort}`, supervisor, `http://127.0.0.1:${port}`, sharedEnv, tempDir, owned);
       for (let i = 0; i < (options.workers ?? 1); i += 1) await stack.startWorker();
       return stack;
     } catch (error) {
       // A stack that fails to start must not leave processes, a database or keys behind.
-      if (stack) await stack.stop().catch(() => undefined);
+      if (stack) await stack.stopProcessesAndData().catch(() => undefined);
       else {
         await Promise.all(started.map((p) => p.stop()));
         await db.destroy().catch(() => undefined);
@@ -117,6 +181,7 @@ export class TestStack {
     const port = await freePort();
     const supervisor = ManagedProcess.start('supervisor', { ...this.sharedEnv, PORT: String(port), ...env }, `supervisor-${this.extraSupervisors.length + 2}`);
     this.extraSupervisors.push(supervisor);
+    this.extraSupervisorUrls.push(`http://127.0.0.1:${port}`);
     await supervisor.waitForLine(/supervisor listening/);
     return supervisor;
   }
@@ -163,8 +228,15 @@ export class TestStack {
   }
 
   async stop(): Promise<void> {
+    await this.stopProcessesAndData();
+    await stopOwned(this.owned);
+  }
+
+  private async stopProcessesAndData(): Promise<void> {
     await Promise.all([...this.workers, this.supervisor, ...this.extraSupervisors, this.sim].map((p) => p.stop()));
-    const redis = new IORedis(this.sharedEnv.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+    // Through the stack's own topology (Sentinel, Cluster or one server), as the processes reached it.
+    const redis = connectRedis(loadConfig(this.sharedEnv), 'switchyard-e2e-cleanup');
+    redis.on('error', () => undefined);
     try {
       await deleteKeysWithPrefix(redis, this.prefix);
     } finally {

@@ -15,9 +15,13 @@ export interface CallRecord {
   last_user_message_preview: string;
   /** The caller closed the connection before the answer was complete (it gave up, or cancelled a stream). */
   client_gone: boolean;
+  /** The request's parameters besides model, messages and stream (stop, seed, tools, response_format, …). */
+  params?: Record<string, unknown>;
+  /** Chat requests open on this target when this one arrived, itself included: the upstream's own concurrency. */
+  concurrent: number;
 }
 
-export type NewCall = Omit<CallRecord, 'seq' | 'client_gone'>;
+export type NewCall = Omit<CallRecord, 'seq' | 'client_gone' | 'concurrent'> & { concurrent?: number };
 export type OutcomeCounts = Record<CallOutcome | 'total', number>;
 
 export const DEFAULT_CALL_LOG_CAPACITY = 50_000;
@@ -55,7 +59,7 @@ export class CallLog {
 
   append(call: NewCall): CallRecord {
     this.lastSeq += 1;
-    const record: CallRecord = { seq: this.lastSeq, ...call, client_gone: false };
+    const record: CallRecord = { seq: this.lastSeq, ...call, concurrent: call.concurrent ?? 0, client_gone: false };
     this.ring[(this.head + this.length) % this.capacity] = record;
     if (this.length < this.capacity) this.length += 1;
     else this.head = (this.head + 1) % this.capacity;

@@ -20,6 +20,11 @@ export const ChatCompletionRequestSchema = z.looseObject({
   stream: z.boolean().nullish(),
   stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
   response_format: z.looseObject({ type: z.enum(['text', 'json_object', 'json_schema']) }).nullish(),
+  tools: z.array(z.looseObject({ type: z.literal('function'), function: z.looseObject({ name: z.string().min(1) }) })).nullish(),
+  tool_choice: z.unknown().optional(),
+  stop: z.union([z.string(), z.array(z.string()).max(4)]).nullish(),
+  seed: z.number().int().nullish(),
+  n: z.number().int().min(1).max(8).nullish(),
 });
 
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;

@@ -86,14 +86,18 @@ export function createControlHandler(deps: ControlDeps): RequestListener {
       if (change === null) return;
       return sendJson(res, 200, planFaults.set(change.invalid_next));
     }
-    if (path === '/calls' && method === 'DELETE') return sendJson(res, 200, { cleared: callLog.clear() });
+    if (path === '/calls' && method === 'DELETE') {
+      for (const target of targets.values()) target.resetPeak();
+      return sendJson(res, 200, { cleared: callLog.clear() });
+    }
 
     if (method === 'POST' && path === '/reset') {
       const reset = await Promise.all([...targets.values()].map((target) => target.setMode({ mode: 'ok' })));
       planFaults?.set(0);
       const cleared = callLog.clear();
+      for (const target of targets.values()) target.resetPeak();
       logger.info({ cleared }, 'simulator reset');
-      return sendJson(res, 200, { targets: reset.map((snapshot) => ({ ...snapshot, calls: callLog.countsFor(snapshot.name) })), cleared });
+      return sendJson(res, 200, { targets: reset.map((snapshot) => ({ ...snapshot, calls: callLog.countsFor(snapshot.name), peak_concurrency: 0 })), cleared });
     }
 
     controlError(res, 404, `unknown route: ${method} ${path}`);

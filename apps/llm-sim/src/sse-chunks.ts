@@ -1,3 +1,5 @@
+import type { ReplyPlan, SimToolCall } from './reply-plan';
+
 export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
@@ -10,16 +12,30 @@ export interface CompletionIdentity {
   model: string;
 }
 
+type FinishReason = ReplyPlan['finishReason'];
+
 export interface ChatCompletion extends CompletionIdentity {
   object: 'chat.completion';
-  choices: [{ index: 0; message: { role: 'assistant'; content: string }; finish_reason: 'stop'; logprobs: null }];
+  choices: { index: number; message: { role: 'assistant'; content: string | null; tool_calls?: SimToolCall[] }; finish_reason: FinishReason; logprobs: null }[];
   usage: Usage;
+}
+
+interface ToolCallDelta {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function: { name?: string; arguments: string };
 }
 
 export interface ChatCompletionChunk extends CompletionIdentity {
   object: 'chat.completion.chunk';
-  choices: { index: 0; delta: { role?: 'assistant'; content?: string }; finish_reason: 'stop' | null; logprobs: null }[];
+  choices: { index: number; delta: { role?: 'assistant'; content?: string; tool_calls?: ToolCallDelta[] }; finish_reason: FinishReason | null; logprobs: null }[];
   usage?: Usage;
+}
+
+/** One choice per plan; plain text is one choice that stops. */
+function plansOf(reply: string | readonly ReplyPlan[]): readonly ReplyPlan[] {
+  return typeof reply === 'string' ? [{ content: reply, toolCalls: null, finishReason: 'stop' }] : reply;
 }
 
 const STREAM_PIECES = 4;
@@ -29,11 +45,16 @@ export function usageFor(promptTokens: number, completionTokens: number): Usage 
   return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
 }
 
-export function completionObject(identity: CompletionIdentity, content: string, usage: Usage): ChatCompletion {
+export function completionObject(identity: CompletionIdentity, reply: string | readonly ReplyPlan[], usage: Usage): ChatCompletion {
   return {
     ...identity,
     object: 'chat.completion',
-    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop', logprobs: null }],
+    choices: plansOf(reply).map((plan, index) => ({
+      index,
+      message: plan.toolCalls ? { role: 'assistant', content: null, tool_calls: plan.toolCalls } : { role: 'assistant', content: plan.content },
+      finish_reason: plan.finishReason,
+      logprobs: null,
+    })),
     usage,
   };
 }
@@ -51,15 +72,23 @@ export function splitIntoPieces(text: string, maxPieces: number = STREAM_PIECES)
  * The chunk sequence OpenAI sends: role first, then content pieces, then an empty delta with
  * `finish_reason`, then (only when asked for) a usage chunk with no choices.
  */
-export function streamChunks(identity: CompletionIdentity, content: string, usage: Usage | null): ChatCompletionChunk[] {
-  const chunk = (delta: ChatCompletionChunk['choices'][number]['delta'], finish: 'stop' | null): ChatCompletionChunk => ({
+export function streamChunks(identity: CompletionIdentity, reply: string | readonly ReplyPlan[], usage: Usage | null): ChatCompletionChunk[] {
+  const chunk = (index: number, delta: ChatCompletionChunk['choices'][number]['delta'], finish: FinishReason | null): ChatCompletionChunk => ({
     ...identity,
     object: 'chat.completion.chunk',
-    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+    choices: [{ index, delta, finish_reason: finish, logprobs: null }],
   });
-  const chunks = [chunk({ role: 'assistant', content: '' }, null)];
-  for (const piece of splitIntoPieces(content)) chunks.push(chunk({ content: piece }, null));
-  chunks.push(chunk({}, 'stop'));
+  const chunks: ChatCompletionChunk[] = [];
+  plansOf(reply).forEach((plan, index) => {
+    chunks.push(chunk(index, { role: 'assistant', content: '' }, null));
+    for (const piece of splitIntoPieces(plan.content)) chunks.push(chunk(index, { content: piece }, null));
+    plan.toolCalls?.forEach((call, callIndex) => {
+      // As OpenAI streams them: id and name first, then the arguments in pieces.
+      chunks.push(chunk(index, { tool_calls: [{ index: callIndex, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, null));
+      for (const piece of splitIntoPieces(call.function.arguments, 2)) chunks.push(chunk(index, { tool_calls: [{ index: callIndex, function: { arguments: piece } }] }, null));
+    });
+    chunks.push(chunk(index, {}, plan.finishReason));
+  });
   if (usage) chunks.push({ ...identity, object: 'chat.completion.chunk', choices: [], usage });
   return chunks;
 }

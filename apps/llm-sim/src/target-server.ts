@@ -14,6 +14,7 @@ import {
   type OpenAIErrorBody,
   routeNotFound,
 } from './openai-errors';
+import { planReply, type ReplyPlan } from './reply-plan';
 import { garbageContent, lastUserMessage, summaryContent, totalMessageChars } from './reply-synthesis';
 import { PlanFaults, invalidPlanFor, planFor, requestedPlanRoles } from './plan-reply';
 import { requestedSchema, schemaContent } from './schema-reply';
@@ -37,6 +38,9 @@ export interface TargetSnapshot {
   listening: boolean;
   healthy: boolean;
   calls: OutcomeCounts;
+  /** Chat requests open right now, and the most ever open at once (reset with the call log's counts). */
+  in_flight: number;
+  peak_concurrency: number;
 }
 
 export interface TargetServerDeps {
@@ -64,6 +68,12 @@ export function slowChunkGapMs(delayMs: number): number {
   return Math.min(Math.round(delayMs / 10), MAX_SLOW_CHUNK_GAP_MS);
 }
 
+/** The fields besides the conversation that reach this upstream (stop, seed, tools, …), as sent, for the call log. */
+const NOT_RECORDED = new Set(['messages', 'model', 'stream']);
+function passedParams(body: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(body).filter(([key]) => !NOT_RECORDED.has(key)));
+}
+
 /** Best-effort fields of a body that failed validation, so the call log still says what came in. */
 function looseFields(json: unknown): { model: string; stream: boolean } {
   if (typeof json !== 'object' || json === null) return { model: '', stream: false };
@@ -81,6 +91,8 @@ export class TargetServer {
   private port: number;
   private stopped = false;
   private transitions: Promise<unknown> = Promise.resolve();
+  private inFlight = 0;
+  private peakConcurrency = 0;
 
   constructor(
     readonly config: TargetConfig,
@@ -136,7 +148,14 @@ export class TargetServer {
       listening: this.server !== null,
       healthy: isHealthy(this.fault),
       calls: this.deps.callLog.countsFor(this.name),
+      in_flight: this.inFlight,
+      peak_concurrency: this.peakConcurrency,
     };
+  }
+
+  /** Forgets the peak (the control API's reset and clear of the call log). */
+  resetPeak(): void {
+    this.peakConcurrency = this.inFlight;
   }
 
   private enqueue<T>(step: () => Promise<T>): Promise<T> {
@@ -168,6 +187,11 @@ export class TargetServer {
         sendJson(res, 405, methodNotAllowed(req.method ?? '', path), { allow: 'POST' });
         return;
       }
+      this.inFlight += 1;
+      this.peakConcurrency = Math.max(this.peakConcurrency, this.inFlight);
+      res.once('close', () => {
+        this.inFlight -= 1;
+      });
       this.handleChat(req, res).catch((error: unknown) => this.onHandlerError(error, res));
       return;
     }
@@ -218,6 +242,7 @@ export class TargetServer {
     const userText = lastUserMessage(body.messages);
     const fields: CallFields = {
       ...base,
+      params: passedParams(json as Record<string, unknown>),
       model: body.model,
       stream: body.stream === true,
       message_chars: totalMessageChars(body.messages),
@@ -272,7 +297,7 @@ export class TargetServer {
   }
 
   private record(fields: CallFields, status: CallStatus, outcome: CallOutcome): CallRecord {
-    const record = this.deps.callLog.append({ ...fields, status, outcome });
+    const record = this.deps.callLog.append({ ...fields, status, outcome, concurrent: this.inFlight });
     this.deps.logger.debug({ target: this.name, seq: record.seq, status, outcome, stream: fields.stream }, 'chat completion');
     return record;
   }
@@ -293,12 +318,15 @@ export class TargetServer {
   ): Promise<void> {
     if (!(await delayUnlessGone(this.config.latencyMs + extraDelayMs, res))) return;
     const identity = { id: `chatcmpl-llmsim-${seq}`, created: Math.floor(Date.now() / 1000), model: this.config.model };
-    const usage = usageFor(estimateTokens(promptChars), estimateTokens(content.length));
+    const plan = planReply(body, content, seq);
+    const plans: ReplyPlan[] = Array.from({ length: body.n ?? 1 }, () => plan);
+    const outputChars = plans.reduce((sum, p) => sum + p.content.length + (p.toolCalls?.reduce((n, c) => n + c.function.arguments.length + c.function.name.length, 0) ?? 0), 0);
+    const usage = usageFor(estimateTokens(promptChars), estimateTokens(outputChars));
     if (body.stream !== true) {
-      sendJson(res, 200, completionObject(identity, content, usage));
+      sendJson(res, 200, completionObject(identity, plans, usage));
       return;
     }
-    const chunks = streamChunks(identity, content, body.stream_options?.include_usage === true ? usage : null);
+    const chunks = streamChunks(identity, plans, body.stream_options?.include_usage === true ? usage : null);
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     if (chunkGapMs <= 0) {
       res.end(chunks.map(sseFrame).join('') + SSE_DONE);

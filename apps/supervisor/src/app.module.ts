@@ -6,13 +6,14 @@ import { CoreModule, DATABASE, LedgerModule, RouterRuntime, routerProvider } fro
 import { AdmissionRepository, TenantBudgetRepository, WebhookOutboxRepository, type DatabaseHandle } from '@switchyard/state';
 import { AdmissionService } from './admission/admission.service';
 import { JOB_STARTER, QueueJobStarter } from './admission/job-starter';
+import { AdminJobsController } from './admin/jobs.controller';
 import { AdminTargetsController } from './admin/targets.controller';
 import { AdminTasksController } from './admin/tasks.controller';
 import { AdminTokenGuard } from './auth/admin-token.guard';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { ApiKeyRegistry } from './auth/api-keys';
 import { CostsModule } from './costs/costs.module';
-import { GatewayController } from './gateway/gateway.controller';
+import { GatewayController, ModelsController } from './gateway/gateway.controller';
 import { GatewayService } from './gateway/gateway.service';
 import { HealthController } from './health/health.controller';
 import { HttpExceptionFilter } from './http/http-exception.filter';
@@ -20,6 +21,7 @@ import { JobsController } from './jobs/jobs.controller';
 import { JobEventsService } from './jobs/job-events.service';
 import { JobsService } from './jobs/jobs.service';
 import { MetricsModule } from './metrics/metrics.module';
+import { OpenApiController } from './openapi/openapi.controller';
 import { JobNotifications } from './notifications/job-notifications';
 import { RequestRedisModule } from './queues/request-redis.module';
 import { SweeperModule } from './sweeper/sweeper.module';
@@ -41,7 +43,7 @@ export class SupervisorModule {
         WorkflowsModule,
         SweeperModule,
       ],
-      controllers: [JobsController, WorkflowsController, HealthController, AdminTasksController, GatewayController, AdminTargetsController],
+      controllers: [JobsController, WorkflowsController, HealthController, AdminTasksController, GatewayController, ModelsController, AdminTargetsController, AdminJobsController, OpenApiController],
       providers: [
         JobsService,
         JobEventsService,

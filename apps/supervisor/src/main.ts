@@ -3,14 +3,16 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfigOrExit } from '@switchyard/config';
 import { createLogger, describeError, startTelemetry } from '@switchyard/observability';
-import { closeOnSignals } from '@switchyard/platform';
+import { checkDeploymentOrExit, closeOnSignals } from '@switchyard/platform';
 import { SupervisorModule } from './app.module';
 import { clientErrorHandler, frameworkErrors } from './http/framework-errors';
 import { parseJsonBody } from './http/json-body';
 import { resolveListenHost } from './http/listen-host';
+import { serveStaticAssets } from './static/static-assets';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfigOrExit();
+  await checkDeploymentOrExit(config);
   const logger = createLogger('supervisor', config.LOG_LEVEL);
   const telemetry = startTelemetry({
     serviceName: 'switchyard-supervisor',
@@ -38,6 +40,7 @@ async function bootstrap(): Promise<void> {
       done(error as Error, undefined);
     }
   });
+  await serveStaticAssets(app, logger);
   await app.listen(config.PORT, host);
   logger.info({ port: config.PORT, host, queue_prefix: config.QUEUE_PREFIX }, 'supervisor listening');
   closeOnSignals(app, logger, config.SHUTDOWN_GRACE_MS, () => telemetry.shutdown());

@@ -1,16 +1,16 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
-import type { Redis } from 'ioredis';
 import { loadConfigOrExit } from '@switchyard/config';
 import { MetricsRegistry, createLogger, describeError, startTelemetry } from '@switchyard/observability';
-import { DATABASE, REDIS, closeOnSignals } from '@switchyard/platform';
+import { DATABASE, REDIS, checkDeploymentOrExit, closeOnSignals, type RedisConnection } from '@switchyard/platform';
 import type { DatabaseHandle } from '@switchyard/state';
 import { startWorkerHealthServer } from './health/worker-health.server';
 import { WorkerModule } from './worker.module';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfigOrExit();
+  await checkDeploymentOrExit(config);
   const logger = createLogger('worker', config.LOG_LEVEL);
   const telemetry = startTelemetry({
     serviceName: 'switchyard-worker',
@@ -23,7 +23,7 @@ async function bootstrap(): Promise<void> {
       config.WORKER_PORT,
       config.HOST ?? '127.0.0.1',
       app.get<DatabaseHandle>(DATABASE),
-      app.get<Redis>(REDIS),
+      app.get<RedisConnection>(REDIS),
       app.get(MetricsRegistry),
     );
     logger.info({ port: config.WORKER_PORT }, 'worker health endpoint listening');

@@ -1,11 +1,10 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { Module, type DynamicModule } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
 import { IdempotentModelRouter, TaskQueues, TaskRunner, WorkflowCatalog, WorkflowVersions } from '@switchyard/orchestration';
-import { APP_CONFIG, CoreModule, DATABASE, DurableLedgerRows, LOGGER, LedgerModule, REDIS, RouterRuntime, routerProvider } from '@switchyard/platform';
+import { APP_CONFIG, CoreModule, DATABASE, DurableLedgerRows, LOGGER, LedgerModule, REDIS, RouterRuntime, routerProvider, type RedisConnection } from '@switchyard/platform';
 import { Router } from '@switchyard/router';
 import { AttemptLedgerRepository, ModelCallResultRepository, TaskRepository, type DatabaseHandle } from '@switchyard/state';
 import { ShutdownSignal } from './processors/shutdown-signal';
@@ -31,7 +30,7 @@ export class WorkerModule {
         {
           provide: TaskQueues,
           inject: [REDIS],
-          useFactory: (redis: Redis) => new TaskQueues(redis, config.QUEUE_PREFIX, { maxAttempts: config.TASK_MAX_ATTEMPTS }),
+          useFactory: (redis: RedisConnection) => new TaskQueues(redis, config.QUEUE_PREFIX, { maxAttempts: config.TASK_MAX_ATTEMPTS }),
         },
         {
           provide: TaskRunner,

@@ -4,7 +4,7 @@ import { EnvSchema } from '@switchyard/config';
 import type { RouteRecord } from '@switchyard/contracts';
 import { parseWorkflowSubmission, planWorkflowJob, type JobPlan } from '@switchyard/orchestration';
 import { loadWorkflowsDir } from '@switchyard/workflows';
-import { TaskRepository, connectDatabase, type Lease, type StepCheckpoint } from '@switchyard/state';
+import { TaskRepository, connectDatabase, type DatabasePoolMode, type Lease, type StepCheckpoint } from '@switchyard/state';
 import { cpuSnapshot, cpuSpent } from '../support/cpu';
 import { fixed, table } from '../support/report';
 import { connectRedis } from '../support/resources';
@@ -16,7 +16,7 @@ import { forEachLimit, secondsSince } from './flow-helpers';
  * and the claim statement as a named prepared statement (what plan caching would save).
  */
 
-interface Cost {
+export interface Cost {
   name: string;
   calls: number;
   perSecond: number;
@@ -26,9 +26,10 @@ interface Cost {
 
 const CONCURRENCY = 16;
 
-export async function measureStatementCosts(dbUrl: string, jobs = 400): Promise<Cost[]> {
+/** `poolMode: 'transaction'` sends the repository's statements unnamed, as behind PgBouncer (DATABASE_POOL_MODE). */
+export async function measureStatementCosts(dbUrl: string, jobs = 400, poolMode: DatabasePoolMode = 'session'): Promise<Cost[]> {
   const database = new URL(dbUrl).pathname.slice(1);
-  const handle = connectDatabase(dbUrl, { max: CONCURRENCY, application_name: 'sy-bench-profile' });
+  const handle = connectDatabase(dbUrl, { max: CONCURRENCY, application_name: 'sy-bench-profile', poolMode });
   const redis = connectRedis('sy-bench-profile');
   const repo = new TaskRepository(handle.db, handle.pool);
   let claimSql = '';

@@ -7,6 +7,33 @@ const postgresUrl = z
   .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// or postgresql:// URL');
 const redisUrl = z.string().refine((v) => /^rediss?:\/\//.test(v), 'must be a redis:// or rediss:// URL');
 
+export interface RedisNodeAddress {
+  host: string;
+  port: number;
+}
+
+/**
+ * `host:port,host:port,…` (IPv6 as `[::1]:26379`). The message names the entry by position,
+ * never its text: a list pasted from a URL may carry a password.
+ */
+const redisNodeList = z
+  .string()
+  .optional()
+  .transform((raw, ctx): RedisNodeAddress[] | undefined => {
+    if (raw === undefined || raw.trim() === '') return undefined;
+    const nodes: RedisNodeAddress[] = [];
+    for (const [index, entry] of raw.split(',').entries()) {
+      const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(entry.trim());
+      const port = Number(match?.[3]);
+      if (!match || port < 1 || port > 65_535) {
+        ctx.addIssue({ code: 'custom', message: `entry ${index + 1} is not of the form host:port` });
+        continue;
+      }
+      nodes.push({ host: match[1] ?? match[2]!, port });
+    }
+    return nodes;
+  });
+
 /** `tenant:key` pairs, comma-separated. A key maps to exactly one tenant. */
 const apiKeys = z
   .string()
@@ -60,7 +87,19 @@ export const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATABASE_URL: postgresUrl.default('postgres://postgres@127.0.0.1:5432/switchyard'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(16),
+  /**
+   * `transaction` when DATABASE_URL goes through a transaction pooler (PgBouncer, RDS Proxy,
+   * Supavisor): no named prepared statements and no session state on pooled connections.
+   */
+  DATABASE_POOL_MODE: z.enum(['session', 'transaction'], { error: 'must be session or transaction' }).default('session'),
+  /** A direct (un-pooled) URL for `npm run db:migrate` (its advisory lock is session state); default DATABASE_URL. */
+  MIGRATE_DATABASE_URL: postgresUrl.optional(),
   REDIS_URL: redisUrl.default('redis://127.0.0.1:6379'),
+  /** Redis through Sentinel: the sentinels to ask for the primary (password and db still come from REDIS_URL). */
+  REDIS_SENTINELS: redisNodeList,
+  REDIS_SENTINEL_MASTER: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be a Sentinel master name (letters, digits, _ . -)').default('mymaster'),
+  /** Redis Cluster: seed nodes (password from REDIS_URL; a cluster has only db 0). */
+  REDIS_CLUSTER_NODES: redisNodeList,
   /**
    * Deadline of a Redis command on a request path (enqueueing a submission, the gateway's
    * Idempotency-Key records and cache): with Redis away a request answers within it.
@@ -142,6 +181,14 @@ export function upstreamProxyFrom(config: AppConfig): { httpProxy?: string; http
   if (httpProxy === undefined && httpsProxy === undefined) return undefined;
   const noProxy = config.no_proxy ?? config.NO_PROXY;
   return { ...(httpProxy === undefined ? {} : { httpProxy }), ...(httpsProxy === undefined ? {} : { httpsProxy }), ...(noProxy === undefined ? {} : { noProxy }) };
+}
+
+/**
+ * Where a LISTEN connection (session state) may go: DATABASE_URL in session mode; behind a
+ * transaction pooler the direct MIGRATE_DATABASE_URL, or nowhere (the listener polls instead).
+ */
+export function listenDatabaseUrl(config: Pick<AppConfig, 'DATABASE_URL' | 'DATABASE_POOL_MODE' | 'MIGRATE_DATABASE_URL'>): string | undefined {
+  return config.DATABASE_POOL_MODE === 'session' ? config.DATABASE_URL : config.MIGRATE_DATABASE_URL;
 }
 
 /** A proxy URL fit for a log line: scheme, host and port, credentials left out. */

@@ -1,4 +1,4 @@
-import { describeProxy, upstreamProxyFrom } from './env.schema';
+import { describeProxy, listenDatabaseUrl, upstreamProxyFrom } from './env.schema';
 import { ConfigError, loadConfig } from './load-config';
 
 describe('loadConfig', () => {
@@ -67,6 +67,52 @@ describe('loadConfig', () => {
       expect((error as ConfigError).problems.map((p) => p.variable)).toContain(variable);
       expect((error as Error).message).toContain(variable);
     }
+  });
+
+  it('parses the Sentinel and Cluster node lists and the pool mode, with their defaults', () => {
+    const defaults = loadConfig({});
+    expect([defaults.REDIS_SENTINELS, defaults.REDIS_CLUSTER_NODES, defaults.REDIS_SENTINEL_MASTER]).toEqual([undefined, undefined, 'mymaster']);
+    expect([defaults.DATABASE_POOL_MODE, defaults.MIGRATE_DATABASE_URL]).toEqual(['session', undefined]);
+    const sentinel = loadConfig({ REDIS_SENTINELS: 'sentinel-a:26379, 10.0.0.7:26380,[::1]:26381', REDIS_SENTINEL_MASTER: 'orders' });
+    expect(sentinel.REDIS_SENTINELS).toEqual([
+      { host: 'sentinel-a', port: 26379 },
+      { host: '10.0.0.7', port: 26380 },
+      { host: '::1', port: 26381 },
+    ]);
+    expect(sentinel.REDIS_SENTINEL_MASTER).toBe('orders');
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'redis-0:6379' }).REDIS_CLUSTER_NODES).toEqual([{ host: 'redis-0', port: 6379 }]);
+    const pooled = loadConfig({ DATABASE_POOL_MODE: 'transaction', MIGRATE_DATABASE_URL: 'postgres://postgres@db:5432/switchyard' });
+    expect([pooled.DATABASE_POOL_MODE, pooled.MIGRATE_DATABASE_URL]).toEqual(['transaction', 'postgres://postgres@db:5432/switchyard']);
+  });
+
+  it.each([
+    ['REDIS_SENTINELS', { REDIS_SENTINELS: 'redis://:hunter2@sentinel-a:26379' }],
+    ['REDIS_SENTINELS', { REDIS_SENTINELS: 'sentinel-a:26379,:hunter2@b:1' }],
+    ['REDIS_SENTINELS', { REDIS_SENTINELS: 'sentinel-a' }],
+    ['REDIS_CLUSTER_NODES', { REDIS_CLUSTER_NODES: 'redis-0:99999' }],
+    ['REDIS_CLUSTER_NODES', { REDIS_CLUSTER_NODES: 'redis-0:6379', REDIS_SENTINELS: 'sentinel-a:26379' }],
+    ['REDIS_URL', { REDIS_CLUSTER_NODES: 'redis-0:6379', REDIS_URL: 'redis://:hunter2@redis-0:6379/3' }],
+    ['REDIS_SENTINEL_MASTER', { REDIS_SENTINEL_MASTER: 'my master' }],
+    ['DATABASE_POOL_MODE', { DATABASE_POOL_MODE: 'statement' }],
+    ['MIGRATE_DATABASE_URL', { MIGRATE_DATABASE_URL: 'mysql://root:hunter2@db/x' }],
+  ])('names %s when its value is bad, never repeating a password', (variable, env) => {
+    let caught: unknown;
+    try {
+      loadConfig(env);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    expect((caught as ConfigError).problems.map((p) => p.variable)).toEqual([variable]);
+    expect((caught as Error).message).not.toContain('hunter2');
+  });
+
+  it('sends a LISTEN connection to a session, never through a transaction pooler', () => {
+    const direct = 'postgres://postgres@db:5432/switchyard';
+    const pooled = 'postgres://postgres@pgbouncer:6432/switchyard';
+    expect(listenDatabaseUrl(loadConfig({ DATABASE_URL: direct }))).toBe(direct);
+    expect(listenDatabaseUrl(loadConfig({ DATABASE_URL: pooled, DATABASE_POOL_MODE: 'transaction', MIGRATE_DATABASE_URL: direct }))).toBe(direct);
+    expect(listenDatabaseUrl(loadConfig({ DATABASE_URL: pooled, DATABASE_POOL_MODE: 'transaction' }))).toBeUndefined();
   });
 
   it('treats blank values as unset', () => {

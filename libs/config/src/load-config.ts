@@ -24,7 +24,19 @@ export function loadConfig(env: Env = process.env): AppConfig {
       { variable: 'STALE_AFTER_MS', message: `must exceed twice HEARTBEAT_MS (${config.HEARTBEAT_MS}) so a live worker is never presumed dead` },
     ]);
   }
+  if (config.REDIS_SENTINELS && config.REDIS_CLUSTER_NODES) {
+    throw new ConfigError([{ variable: 'REDIS_CLUSTER_NODES', message: 'cannot be set together with REDIS_SENTINELS: choose Sentinel or Cluster' }]);
+  }
+  if (config.REDIS_CLUSTER_NODES && redisDatabaseIndex(config.REDIS_URL) !== 0) {
+    throw new ConfigError([{ variable: 'REDIS_URL', message: 'names a database other than 0, which a Redis Cluster does not have (REDIS_CLUSTER_NODES is set)' }]);
+  }
   return config;
+}
+
+/** The db index of a redis:// URL's path (`/2` → 2), 0 when none. */
+export function redisDatabaseIndex(url: string): number {
+  const path = new URL(url).pathname.replace(/^\//, '');
+  return path === '' ? 0 : Number(path);
 }
 
 /** For process entry points: a bad environment ends the process with a message naming the variable. */

@@ -7,3 +7,4 @@ export * from './task-state';
 export * from './validation';
 export * from './submission';
 export * from './safe-string';
+export * from './router-failure';

@@ -1,9 +1,8 @@
 import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import { createLogger, type Logger } from '@switchyard/observability';
 import { TaskRepository, connectDatabase, type DatabaseHandle } from '@switchyard/state';
-import { connectRedis } from './redis';
+import { connectRedis, type RedisConnection } from './redis';
 import { TenantsConfigStore } from './tenants-config';
 import { APP_CONFIG, DATABASE, LOGGER, REDIS } from './tokens';
 
@@ -17,7 +16,7 @@ import { APP_CONFIG, DATABASE, LOGGER, REDIS } from './tokens';
 export class CoreModule implements OnApplicationShutdown {
   constructor(
     @Inject(DATABASE) private readonly database: DatabaseHandle,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
   ) {}
 
   static forRoot(config: AppConfig, service: string, logger: Logger = createLogger(service, config.LOG_LEVEL)): DynamicModule {
@@ -28,9 +27,9 @@ export class CoreModule implements OnApplicationShutdown {
         { provide: LOGGER, useValue: logger },
         {
           provide: DATABASE,
-          useFactory: () => connectDatabase(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, application_name: `switchyard-${service}` }),
+          useFactory: () => connectDatabase(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, application_name: `switchyard-${service}`, poolMode: config.DATABASE_POOL_MODE }),
         },
-        { provide: REDIS, useFactory: () => connectRedis(config.REDIS_URL, `switchyard-${service}`) },
+        { provide: REDIS, useFactory: () => connectRedis(config, `switchyard-${service}`) },
         { provide: TaskRepository, useFactory: (db: DatabaseHandle) => new TaskRepository(db.db, db.pool), inject: [DATABASE] },
         TenantsConfigStore,
       ],

@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import { describeError } from '@switchyard/observability';
 import { MIGRATIONS_FOLDER, pendingMigrations, pingDatabase, type DatabaseHandle } from '@switchyard/state';
+import type { RedisConnection } from './redis';
 
 export interface DependencyCheck {
   name: 'postgres' | 'redis' | 'migrations';
@@ -38,7 +38,7 @@ export class MigrationsReadiness {
  * Whether Postgres and Redis answer now (and, given `migrations`, whether the schema is
  * current). Used by /readyz and before a worker starts consuming.
  */
-export async function checkDependencies(database: DatabaseHandle, redis: Redis, timeoutMs = 2_000, migrations?: MigrationsReadiness): Promise<DependencyCheck[]> {
+export async function checkDependencies(database: DatabaseHandle, redis: RedisConnection, timeoutMs = 2_000, migrations?: MigrationsReadiness): Promise<DependencyCheck[]> {
   const probe = async (name: DependencyCheck['name'], check: () => Promise<DependencyCheck>): Promise<DependencyCheck> => {
     let timer: NodeJS.Timeout | undefined;
     try {

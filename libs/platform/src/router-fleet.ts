@@ -1,12 +1,14 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from '@switchyard/observability';
 import { redactUrl, type Router, type TargetSnapshot } from '@switchyard/router';
+import { taggedFeaturePrefix } from './redis-keys';
+import type { RedisConnection } from './redis';
 
 /**
  * The fleet view of the router: every process (supervisor, workers) keeps its own health,
  * breakers and in-flight counts, and publishes its `router.snapshot()` every few seconds
- * under `<prefix>:router:snapshots:<processId>` (JSON, short TTL). An index sorted set
- * `<prefix>:router:snapshots` (score = report time) lets a reader find them without SCAN.
+ * under `{<keyspace>:router-fleet}:snapshots:<processId>` (JSON, short TTL). An index sorted
+ * set `{<keyspace>:router-fleet}:snapshots` (score = report time) lets a reader find them
+ * without SCAN.
  */
 export type ProcessRole = 'supervisor' | 'worker';
 
@@ -21,12 +23,16 @@ export interface RouterSnapshotReport extends ProcessIdentity {
   targets: TargetSnapshot[];
 }
 
-export const snapshotsIndexKey = (queuePrefix: string): string => `${queuePrefix}:router:snapshots`;
-export const snapshotKey = (queuePrefix: string, processId: string): string => `${queuePrefix}:router:snapshots:${processId}`;
+/** The index and the reports share the feature's hash tag: one MULTI writes both, one MGET reads the reports. */
+/** How long a process's snapshot lives without a new one (it is then taken for gone). */
+export const SNAPSHOT_TTL_MS = 15_000;
+
+export const snapshotsIndexKey = (queuePrefix: string): string => `${taggedFeaturePrefix(queuePrefix, 'router-fleet')}snapshots`;
+export const snapshotKey = (queuePrefix: string, processId: string): string => `${taggedFeaturePrefix(queuePrefix, 'router-fleet')}snapshots:${processId}`;
 
 export interface RouterSnapshotPublisherOptions extends ProcessIdentity {
   router: Pick<Router, 'snapshot'>;
-  redis: Redis;
+  redis: RedisConnection;
   queuePrefix: string;
   logger: Logger;
   /** Default 3 s. */
@@ -44,7 +50,7 @@ export class RouterSnapshotPublisher {
   constructor(private readonly options: RouterSnapshotPublisherOptions) {}
 
   get ttlMs(): number {
-    return this.options.ttlMs ?? 15_000;
+    return this.options.ttlMs ?? SNAPSHOT_TTL_MS;
   }
 
   start(): void {
@@ -88,7 +94,7 @@ export class RouterSnapshotPublisher {
 }
 
 /** Every live report under the prefix (expired ones are skipped and pruned from the index). */
-export async function readFleetReports(redis: Redis, queuePrefix: string, now: number = Date.now(), ttlMs = 15_000): Promise<RouterSnapshotReport[]> {
+export async function readFleetReports(redis: RedisConnection, queuePrefix: string, now: number = Date.now(), ttlMs = SNAPSHOT_TTL_MS): Promise<RouterSnapshotReport[]> {
   const index = snapshotsIndexKey(queuePrefix);
   await redis.zremrangebyscore(index, '-inf', String(now - ttlMs));
   const ids = await redis.zrange(index, '0', '-1');

@@ -5,7 +5,7 @@ import type { AppConfig } from '@switchyard/config';
 import { createLogger } from '@switchyard/observability';
 import { Router, loadRouterConfig } from '@switchyard/router';
 import { RouterRuntime } from './router.provider';
-import { overridesKey, readFleetReports } from './index';
+import { deleteKeysWithPrefix, overridesKey, readFleetReports, snapshotKey } from './index';
 
 /** Two processes' routers on one queue prefix, each with its own RouterRuntime, against real Redis. */
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -49,8 +49,7 @@ describe('RouterRuntime: fleet-wide overrides and snapshots (real Redis)', () =>
   afterAll(async () => {
     await Promise.allSettled(runtimes.map((r) => r.onApplicationShutdown()));
     const cleaner = connections[0]!;
-    const keys = await cleaner.keys(`${prefix}*`);
-    if (keys.length > 0) await cleaner.del(...keys);
+    await deleteKeysWithPrefix(cleaner, prefix);
     await Promise.allSettled(connections.map((c) => c.quit()));
   });
 
@@ -131,7 +130,7 @@ describe('RouterRuntime: fleet-wide overrides and snapshots (real Redis)', () =>
       return ['supervisor-a', 'worker-b', 'worker-c', 'worker-d'].every((id) => found.some((r) => r.processId === id)) ? found : undefined;
     });
     expect(reports.find((r) => r.processId === 'worker-b')!.role).toBe('worker');
-    expect(await connections[0]!.pttl(`${prefix}:router:snapshots:worker-b`)).toBeGreaterThan(0);
+    expect(await connections[0]!.pttl(snapshotKey(prefix, 'worker-b'))).toBeGreaterThan(0);
     const fleet = await supervisor.fleet();
     const seven = fleet.get('local_vllm_7b')!;
     expect(seven.processes.map((p) => p.processId)).toEqual(expect.arrayContaining(['supervisor-a', 'worker-b', 'worker-c', 'worker-d']));

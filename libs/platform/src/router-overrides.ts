@@ -1,21 +1,22 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from '@switchyard/observability';
 import type { Router } from '@switchyard/router';
+import { taggedFeaturePrefix } from './redis-keys';
+import { connectionNameOf, duplicateConnection, type RedisConnection } from './redis';
 
 /**
  * Operator overrides (drain / enable / force-primary, seed 004 §4.3) are fleet-wide state:
  * one Redis hash under the queue prefix, announced on a pub/sub channel. Every process
  * applies the hash to its own Router; the hash is the truth, a message only says "look now".
  *
- * Hash `<prefix>:router:overrides`:
+ * Hash `{<keyspace>:router-overrides}:overrides` (its own hash tag, see redis-keys.ts):
  *   `drained:<target>` → ISO time of the drain (present = drained)
  *   `force_primary`    → target name (absent = normal routing)
  */
 export const DRAINED_FIELD_PREFIX = 'drained:';
 export const FORCE_PRIMARY_FIELD = 'force_primary';
 
-export const overridesKey = (queuePrefix: string): string => `${queuePrefix}:router:overrides`;
-export const overridesChannel = (queuePrefix: string): string => `${queuePrefix}:router:overrides:changed`;
+export const overridesKey = (queuePrefix: string): string => `${taggedFeaturePrefix(queuePrefix, 'router-overrides')}overrides`;
+export const overridesChannel = (queuePrefix: string): string => `${taggedFeaturePrefix(queuePrefix, 'router-overrides')}changed`;
 
 /** What the operators asked for, fleet-wide. */
 export interface RouterOverrides {
@@ -95,7 +96,7 @@ export function planOverrides(desired: RouterOverrides, local: RouterOverrides, 
 }
 
 /** The hash write + announcement for one operator action (one MULTI, so the two never part). */
-export async function writeOverride(redis: Redis, queuePrefix: string, change: OverrideAction, origin: string, at: Date = new Date()): Promise<void> {
+export async function writeOverride(redis: RedisConnection, queuePrefix: string, change: OverrideAction, origin: string, at: Date = new Date()): Promise<void> {
   const key = overridesKey(queuePrefix);
   const multi = redis.multi();
   if (change.action === 'drain') multi.hset(key, `${DRAINED_FIELD_PREFIX}${change.target}`, at.toISOString());
@@ -111,7 +112,7 @@ export async function writeOverride(redis: Redis, queuePrefix: string, change: O
 export interface RouterOverridesSyncOptions {
   router: Router;
   /** The process's command connection; a subscriber connection is duplicated from it. */
-  redis: Redis;
+  redis: RedisConnection;
   queuePrefix: string;
   logger: Logger;
   /** This process's id, in the announcements it sends. */
@@ -128,7 +129,7 @@ export interface RouterOverridesSyncOptions {
  * while disconnected must not leave the process stale — and every `resyncMs` as well.
  */
 export class RouterOverridesSync {
-  private subscriber: Redis | undefined;
+  private subscriber: RedisConnection | undefined;
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -147,13 +148,13 @@ export class RouterOverridesSync {
   }
 
   /** The subscriber connection (tests disconnect it to simulate a network cut). */
-  get subscriberConnection(): Redis | undefined {
+  get subscriberConnection(): RedisConnection | undefined {
     return this.subscriber;
   }
 
   async start(): Promise<void> {
     const { redis, logger } = this.options;
-    const subscriber = redis.duplicate({ connectionName: `${redis.options.connectionName ?? 'switchyard'}-router-overrides` });
+    const subscriber = duplicateConnection(redis, `${connectionNameOf(redis) ?? 'switchyard'}-router-overrides`);
     this.subscriber = subscriber;
     subscriber.on('error', (error: Error) => logger.warn({ err: error.message }, 'router overrides subscriber: redis error'));
     subscriber.on('message', (channel: string, message: string) => {

@@ -1,6 +1,5 @@
 import { hostname } from 'node:os';
 import { Inject, Injectable, Optional, type OnApplicationBootstrap, type OnApplicationShutdown, type Provider } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import { describeProxy, secretsFromEnv, upstreamProxyFrom, type AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
 import { TenantBudgetRepository, type DatabaseHandle } from '@switchyard/state';
@@ -8,6 +7,7 @@ import { APP_CONFIG, CALL_OBSERVERS, DATABASE, LOGGER, REDIS } from './tokens';
 import { DAILY_BUDGET_SPENT, TenantBudgetGuard } from './tenant-budget-guard';
 import { TenantsConfigStore } from './tenants-config';
 import {
+  RedisFleetLimiter,
   RedisRetryBudgetStore,
   Router,
   RouterConfigWatcher,
@@ -18,10 +18,24 @@ import {
   type CallObserver,
 } from '@switchyard/router';
 import { RouterOverridesSync, type OverrideAction } from './router-overrides';
-import { RouterSnapshotPublisher, buildFleetView, readFleetReports, type FleetTargetView, type ProcessIdentity, type ProcessRole } from './router-fleet';
+import {
+  RouterSnapshotPublisher,
+  SNAPSHOT_TTL_MS,
+  buildFleetView,
+  readFleetReports,
+  snapshotsIndexKey,
+  type FleetTargetView,
+  type ProcessIdentity,
+  type ProcessRole,
+} from './router-fleet';
+import { RouterBreakerSync } from './router-breakers';
+import type { RedisConnection } from './redis';
+import { spreadFeaturePrefix, taggedFeaturePrefix } from './redis-keys';
 
 export * from './router-overrides';
 export * from './router-fleet';
+export * from './router-breakers';
+
 
 /** Optional `RouterRuntimeOptions` for RouterRuntime (tests shorten the intervals). */
 export const ROUTER_RUNTIME_OPTIONS = Symbol('ROUTER_RUNTIME_OPTIONS');
@@ -63,7 +77,7 @@ export const routerProvider: Provider = {
     { token: TenantsConfigStore, optional: true },
     { token: DATABASE, optional: true },
   ],
-  useFactory: (config: AppConfig, logger: Logger, redis: Redis, observers: CallObserver[] = [], tenants?: TenantsConfigStore, database?: DatabaseHandle) => {
+  useFactory: (config: AppConfig, logger: Logger, redis: RedisConnection, observers: CallObserver[] = [], tenants?: TenantsConfigStore, database?: DatabaseHandle) => {
     const routerConfig = loadRouterConfig(config.ROUTER_CONFIG);
     const log = logger.child({ component: 'router' });
     for (const warning of routerConfig.warnings) log.warn({ source: routerConfig.source }, `router config: ${warning}`);
@@ -79,15 +93,33 @@ export const routerProvider: Provider = {
         'calls to cloud targets go through an egress proxy (local targets are always reached directly)',
       );
     }
-    return new Router({
+    // The limiter reads its settings from the router's live config (hot reload included).
+    const live: { router?: Router } = {};
+    const limiter = new RedisFleetLimiter({
+      redis,
+      // One tag for the feature: every limiter script's keys in one Cluster slot.
+      keyPrefix: taggedFeaturePrefix(config.QUEUE_PREFIX, 'router-limits'),
+      processId: processIdentityFrom(logger, config).processId,
+      settings: () => {
+        const limits = (live.router?.config ?? routerConfig).config.fleet_limits;
+        return { slotTtlMs: limits.slot_ttl_ms, redisTimeoutMs: limits.redis_timeout_ms, slotLingerMs: limits.slot_linger_ms };
+      },
+      // The processes whose router snapshot is fresh (see RouterSnapshotPublisher).
+      liveProcesses: () => redis.zcount(snapshotsIndexKey(config.QUEUE_PREFIX), Date.now() - SNAPSHOT_TTL_MS, '+inf'),
+      logger: log,
+    });
+    const router = new Router({
       config: routerConfig,
       secrets: secretsFromEnv(),
       logger: log,
       upstream: proxy ? { proxy } : {},
       observers,
-      retryBudget: new RedisRetryBudgetStore(redis, `${config.QUEUE_PREFIX}:router:`),
+      retryBudget: new RedisRetryBudgetStore(redis, spreadFeaturePrefix(config.QUEUE_PREFIX, 'router')),
+      limiter,
       ...(tenants && database ? { contextFilters: budgetFilters(tenants, database, log) } : {}),
     });
+    live.router = router;
+    return router;
   },
 };
 
@@ -119,13 +151,14 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
   private watcher: RouterConfigWatcher | undefined;
   private readonly sync: RouterOverridesSync;
   private readonly publisher: RouterSnapshotPublisher;
+  private readonly breakers: RouterBreakerSync;
   readonly identity: ProcessIdentity;
 
   constructor(
     private readonly router: Router,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
     @Optional() @Inject(ROUTER_RUNTIME_OPTIONS) private readonly options: RouterRuntimeOptions = {},
   ) {
     const log = logger.child({ component: 'router' });
@@ -138,6 +171,7 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
       processId: this.identity.processId,
       resyncMs: options.overridesResyncMs,
     });
+    this.breakers = new RouterBreakerSync({ router, redis, queuePrefix: config.QUEUE_PREFIX, processId: this.identity.processId, logger: log });
     this.publisher = new RouterSnapshotPublisher({
       ...this.identity,
       router,
@@ -185,6 +219,7 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
       this.watcher.start();
     }
     await this.sync.start();
+    await this.breakers.start();
     this.publisher.start();
     log.info({ process_id: this.identity.processId, role: this.identity.role }, 'router fleet sync started');
   }
@@ -203,6 +238,6 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
   async onApplicationShutdown(): Promise<void> {
     this.prober?.stop();
     this.watcher?.stop();
-    await Promise.allSettled([this.sync.stop(), this.publisher.stop(), this.router.close(), this.probeTransport?.close()]);
+    await Promise.allSettled([this.sync.stop(), this.breakers.stop(), this.publisher.stop(), this.router.close(), this.probeTransport?.close()]);
   }
 }

@@ -7,6 +7,7 @@ export * from './repositories/task-recovery.repository';
 export * from './repositories/model-call-result.repository';
 export * from './repositories/attempt-ledger.repository';
 export * from './repositories/job-stats.repository';
+export * from './repositories/admin-job.repository';
 export * from './repositories/admission.repository';
 export * from './repositories/webhook-outbox.repository';
 export * from './repositories/tenant-budget.repository';

@@ -7,11 +7,11 @@ import { Router, UnknownTargetError, estimateTokens } from '@switchyard/router';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
 import { ApiError } from '../http/api-error';
 
-const ExplainSchema = z.union([
+export const ExplainSchema = z.union([
   z.strictObject({ meta: RequestMetaSchema, messages: z.array(z.object({ content: z.string() })).optional() }),
   RequestMetaSchema,
 ]);
-const ForcePrimarySchema = z.strictObject({ target: z.string().min(1).nullable() });
+export const ForcePrimarySchema = z.strictObject({ target: z.string().min(1).nullable() });
 
 /** Redis commands wait through a reconnect; an admin request must answer anyway. */
 function within<T>(ms: number, work: Promise<T>, what: string): Promise<T> {

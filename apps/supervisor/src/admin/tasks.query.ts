@@ -3,7 +3,7 @@ import { TaskStatusSchema, ValidationError, toFieldIssues } from '@switchyard/co
 
 const flag = z.enum(['true', 'false']).transform((v) => v === 'true');
 
-const AdminTasksQuerySchema = z.strictObject({
+export const AdminTasksQuerySchema = z.strictObject({
   status: TaskStatusSchema.optional(),
   stale: flag.optional(),
   resumed: flag.optional(),

@@ -15,7 +15,7 @@ const instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
   error: 'must be an ISO 8601 date-time (2026-01-31T12:00:00Z) or date (2026-01-31)',
 });
 
-const CostReportQuerySchema = z.strictObject({
+export const CostReportQuerySchema = z.strictObject({
   group_by: z.enum(COST_GROUP_BY, { error: `must be one of ${COST_GROUP_BY.join(', ')}` }).default('target'),
   since: instant.optional(),
   until: instant.optional(),

@@ -1,7 +1,8 @@
 import { Controller, Get, Inject, Query, UseGuards } from '@nestjs/common';
-import { LedgerRepository, type CostTotals } from '@switchyard/state';
+import { AdminJobRepository, LedgerRepository, type CostTotals } from '@switchyard/state';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
 import { parseCostReportQuery } from './cost-report.query';
+import { parseCostSeriesQuery } from './cost-series.query';
 
 /** Latencies are stored as `real`: show them to a tenth of a millisecond, not float noise. */
 const tenth = (ms: number | null) => (ms === null ? null : Math.round(ms * 10) / 10);
@@ -18,11 +19,30 @@ function presentTotals(totals: CostTotals) {
   };
 }
 
-/** `GET /admin/costs`: the cost ledger summed per target, model, tenant, business type, outcome or day. */
+/**
+ * `GET /admin/costs`: the cost ledger summed per target, model, tenant, business type, outcome or day;
+ * `GET /admin/costs/series`: the same ledger per time bucket and target or tenant (the dashboard's charts).
+ */
 @Controller('admin/costs')
 @UseGuards(AdminTokenGuard)
 export class CostsController {
-  constructor(@Inject(LedgerRepository) private readonly ledger: LedgerRepository) {}
+  constructor(
+    @Inject(LedgerRepository) private readonly ledger: LedgerRepository,
+    private readonly adminReads: AdminJobRepository,
+  ) {}
+
+  @Get('series')
+  async series(@Query() query: unknown) {
+    const q = parseCostSeriesQuery(query);
+    const points = await this.adminReads.costSeries(q);
+    return {
+      by: q.by,
+      since: q.since.toISOString(),
+      until: q.until.toISOString(),
+      bucket_seconds: q.bucketSeconds,
+      points: points.map((p) => ({ bucket: p.bucket.toISOString(), key: p.key, target_type: p.targetType, calls: p.calls, errors: p.errors, cost_usd: p.costUsd })),
+    };
+  }
 
   @Get()
   async report(@Query() query: unknown) {

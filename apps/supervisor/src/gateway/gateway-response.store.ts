@@ -1,5 +1,6 @@
+import type { ProviderChoice } from '@switchyard/router';
 import { createHash, randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@switchyard/platform';
 
 /** What the gateway keeps of an answer, enough to answer again without paying for it. */
 export interface StoredAnswer {
@@ -7,6 +8,10 @@ export interface StoredAnswer {
   model: string;
   target: string;
   usage: { inputTokens: number; outputTokens: number };
+  /** Choice 0's finish_reason (absent in answers stored before it was kept: `stop`). */
+  finishReason?: string;
+  /** Every choice with its tool calls, when there is more than plain text in choice 0. */
+  choices?: ProviderChoice[];
 }
 
 const PENDING = 'pending';
@@ -37,7 +42,7 @@ return redis.call('DEL', KEYS[1])`;
  */
 export class GatewayResponseStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly prefix: string,
   ) {}
 

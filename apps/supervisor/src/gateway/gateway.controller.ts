@@ -1,21 +1,31 @@
-import { Body, Controller, Headers, Post, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpStatus, Post, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
+import { listedModels, Router, type ChoiceDelta, type ProviderChoice } from '@switchyard/router';
 import { ApiKeyGuard } from '../auth/api-key.guard';
 import { Tenant } from '../auth/tenant.decorator';
+import { ApiError } from '../http/api-error';
 import { TENANT_ROUTER_ERRORS } from '../http/tenant-errors';
-import { parseChatCompletionRequest } from './chat-completion.schema';
+import { parseChatCompletionRequest, UnknownModelError, type ParsedChatRequest } from './chat-completion.schema';
 import { GatewayService, RetryLaterError, type GatewayAnswer } from './gateway.service';
+import { OpenAiErrorFilter, openAiErrorType } from './openai-error.filter';
 
 export const TARGET_HEADER = 'x-switchyard-target';
+/** Set when the tenant's calls run with targets held back, e.g. `daily_budget_spent` (cloud excluded, degraded to local). */
+export const DEGRADED_HEADER = 'x-switchyard-degraded';
 
 /**
- * `POST /v1/chat/completions`: OpenAI-compatible, routed by the body's `metadata`, plain or
- * `stream: true` (SSE). The chosen target is in `x-switchyard-target`.
+ * `POST /v1/chat/completions`: OpenAI-compatible, routed by the body's `metadata` and the
+ * `model` alias, plain or `stream: true` (SSE), the whole chat surface passed through. The
+ * chosen target is in `x-switchyard-target`; errors are in OpenAI's shape.
  */
 @Controller('v1/chat')
 @UseGuards(ApiKeyGuard)
+@UseFilters(OpenAiErrorFilter)
 export class GatewayController {
-  constructor(private readonly gateway: GatewayService) {}
+  constructor(
+    private readonly gateway: GatewayService,
+    private readonly router: Router,
+  ) {}
 
   @Post('completions')
   async completions(
@@ -24,7 +34,7 @@ export class GatewayController {
     @Res() reply: FastifyReply,
     @Headers('idempotency-key') idempotencyKey?: string,
   ): Promise<void> {
-    const request = parseChatCompletionRequest(body);
+    const request = this.parse(body);
     const id = GatewayService.completionId();
     const created = Math.floor(Date.now() / 1000);
     // A client that hangs up (plain or streaming) cancels the upstream call: nothing runs, or bills, for nobody.
@@ -40,12 +50,14 @@ export class GatewayController {
         .status(200)
         .header(TARGET_HEADER, answer.target)
         .header('x-switchyard-source', answer.source)
+        .headers(answer.degraded ? { [DEGRADED_HEADER]: answer.degraded.join(',') } : {})
         .header('content-type', 'application/json; charset=utf-8')
         .send(completionBody(id, created, answer));
       return;
     }
     const includeUsage = request.body.stream_options?.include_usage === true;
     let model = request.body.model ?? '';
+    const opened = new Set<number>();
     const open = (target: string, source: string) => {
       if (reply.raw.headersSent) return;
       reply.hijack();
@@ -56,7 +68,11 @@ export class GatewayController {
         [TARGET_HEADER]: target,
         'x-switchyard-source': source,
       });
-      reply.raw.write(frame(chunk(id, created, model, { role: 'assistant', content: '' }, null)));
+    };
+    const startChoice = (index: number) => {
+      if (opened.has(index)) return;
+      opened.add(index);
+      reply.raw.write(frame(chunk(id, created, model, index, { role: 'assistant', content: '' }, null)));
     };
     let answer: GatewayAnswer;
     try {
@@ -65,34 +81,74 @@ export class GatewayController {
         request,
         idempotencyKey,
         signal: abort.signal,
-        onDelta: (text, target) => {
+        onChoiceDelta: (delta: ChoiceDelta, target) => {
           open(target, 'upstream');
-          reply.raw.write(frame(chunk(id, created, model, { content: text }, null)));
+          startChoice(delta.index);
+          reply.raw.write(frame(chunk(id, created, model, delta.index, delta.delta, null)));
         },
       });
     } catch (error) {
       // Before the first byte the error is an ordinary JSON error; after it, the stream ends with an error event.
       if (!reply.raw.headersSent) throw withRetryAfter(reply, error);
-      reply.raw.write(frame({ error: { code: 'upstream_failed', message: TENANT_ROUTER_ERRORS.upstream_failed.message } }));
+      const message = TENANT_ROUTER_ERRORS.upstream_failed.message;
+      reply.raw.write(frame({ error: { message, type: openAiErrorType(HttpStatus.BAD_GATEWAY), param: null, code: 'upstream_failed' } }));
       reply.raw.end();
       return;
     }
     model = answer.model;
+    const choices = choicesOf(answer);
     if (!reply.raw.headersSent) {
       // From the cache or an earlier identical request: replay the stored answer as a stream.
       open(answer.target, answer.source);
-      reply.raw.write(frame(chunk(id, created, model, { content: answer.content }, null)));
+      for (const choice of choices) {
+        startChoice(choice.index);
+        if (choice.content !== '') reply.raw.write(frame(chunk(id, created, model, choice.index, { content: choice.content }, null)));
+        if (choice.toolCalls) {
+          const toolCalls = choice.toolCalls.map((call, index) => ({ index, ...call }));
+          reply.raw.write(frame(chunk(id, created, model, choice.index, { tool_calls: toolCalls }, null)));
+        }
+      }
     }
-    reply.raw.write(frame(chunk(id, created, model, {}, 'stop')));
+    for (const choice of choices) {
+      startChoice(choice.index);
+      reply.raw.write(frame(chunk(id, created, model, choice.index, {}, choice.finishReason)));
+    }
     if (includeUsage) reply.raw.write(frame({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageBody(answer) }));
     reply.raw.end('data: [DONE]\n\n');
   }
+
+  private parse(body: unknown): ParsedChatRequest {
+    const config = this.router.config.config;
+    try {
+      return parseChatCompletionRequest(body, { aliases: config.models, maxN: config.gateway.max_n });
+    } catch (error) {
+      if (error instanceof UnknownModelError) throw new ApiError(HttpStatus.NOT_FOUND, 'model_not_found', error.message, [{ path: 'model', message: error.message }]);
+      throw error;
+    }
+  }
 }
 
-/** A 503 that says when to come back carries it as `Retry-After` (the error filter keeps headers already set). */
+/** `GET /v1/models`: OpenAI's model list — `auto` (the router decides) and every alias of `router.models`. */
+@Controller('v1/models')
+@UseGuards(ApiKeyGuard)
+@UseFilters(OpenAiErrorFilter)
+export class ModelsController {
+  constructor(private readonly router: Router) {}
+
+  @Get()
+  list(): { object: 'list'; data: { id: string; object: 'model'; created: number; owned_by: string }[] } {
+    return { object: 'list', data: listedModels(this.router.config.config.models).map((id) => ({ id, object: 'model', created: 0, owned_by: 'switchyard' })) };
+  }
+}
+
+/** A 503 or 429 that says when to come back carries it as `Retry-After` (the error filter keeps headers already set). */
 function withRetryAfter(reply: FastifyReply, error: unknown): unknown {
   if (error instanceof RetryLaterError) void reply.header('retry-after', String(error.retryAfterS));
   return error;
+}
+
+function choicesOf(answer: GatewayAnswer): ProviderChoice[] {
+  return answer.choices ?? [{ index: 0, content: answer.content, finishReason: answer.finishReason ?? 'stop' }];
 }
 
 function usageBody(answer: GatewayAnswer) {
@@ -105,13 +161,23 @@ function completionBody(id: string, created: number, answer: GatewayAnswer) {
     object: 'chat.completion',
     created,
     model: answer.model,
-    choices: [{ index: 0, message: { role: 'assistant', content: answer.content, refusal: null }, finish_reason: 'stop', logprobs: null }],
+    choices: choicesOf(answer).map((choice) => ({
+      index: choice.index,
+      message: {
+        role: 'assistant',
+        content: choice.toolCalls && choice.content === '' ? null : choice.content,
+        ...(choice.toolCalls ? { tool_calls: choice.toolCalls } : {}),
+        refusal: null,
+      },
+      finish_reason: choice.finishReason,
+      logprobs: null,
+    })),
     usage: usageBody(answer),
   };
 }
 
-function chunk(id: string, created: number, model: string, delta: Record<string, unknown>, finish: 'stop' | null) {
-  return { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] };
+function chunk(id: string, created: number, model: string, index: number, delta: Record<string, unknown>, finish: string | null) {
+  return { id, object: 'chat.completion.chunk', created, model, choices: [{ index, delta, finish_reason: finish, logprobs: null }] };
 }
 
 function frame(payload: unknown): string {

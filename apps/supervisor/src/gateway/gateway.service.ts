@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
-import { APP_CONFIG, LOGGER, withDeadline } from '@switchyard/platform';
+import { APP_CONFIG, LOGGER, TenantsConfigStore, spreadFeaturePrefix, withDeadline, type RedisConnection } from '@switchyard/platform';
 import {
   CallAbortedError,
   ContextWindowExceededError,
@@ -12,37 +11,42 @@ import {
   Router,
   estimateTokens,
   type ChatCallResult,
+  type ChoiceDelta,
 } from '@switchyard/router';
 import { ApiError } from '../http/api-error';
 import { REQUEST_REDIS } from '../queues/request-redis.module';
 import { tenantRouterError } from '../http/tenant-errors';
 import type { ParsedChatRequest } from './chat-completion.schema';
 import { GatewayResponseStore, type StoredAnswer } from './gateway-response.store';
+import { gatewayRateDecision, TenantGatewayRate } from './tenant-gateway-rate';
 import { QueueFullError, QueueTimeoutError, SlotWaitQueue, waitingForSlotCanHelp, type QueueTicket } from './slot-wait-queue';
 
 export interface GatewayAnswer extends StoredAnswer {
   /** Where it came from: a fresh upstream call, the response cache, or an earlier call with the same Idempotency-Key. */
   source: 'upstream' | 'cache' | 'idempotent';
+  /** Why targets were held back for this tenant (`daily_budget_spent`: cloud excluded, degraded to local). */
+  degraded?: string[];
 }
 
 export interface GatewayCall {
   tenant: string;
   request: ParsedChatRequest;
   idempotencyKey: string | undefined;
-  /** Streams content as it arrives; called with the target before the first piece. */
-  onDelta?: (text: string, target: string) => void;
+  /** Streams each choice's pieces (content, tool-call fragments) as they arrive, with the target. */
+  onChoiceDelta?: (delta: ChoiceDelta, target: string) => void;
   /** Aborted when the client goes away: the upstream call is cancelled. */
   signal?: AbortSignal;
 }
 
-/** A 503 the client should retry after `retryAfterS` seconds (sent as `Retry-After`). */
+/** A 503 (or 429) the client should retry after `retryAfterS` seconds (sent as `Retry-After`). */
 export class RetryLaterError extends ApiError {
   constructor(
     code: string,
     message: string,
     readonly retryAfterS: number,
+    status: HttpStatus = HttpStatus.SERVICE_UNAVAILABLE,
   ) {
-    super(HttpStatus.SERVICE_UNAVAILABLE, code, message);
+    super(status, code, message);
   }
 }
 
@@ -60,14 +64,18 @@ export class GatewayService {
   private readonly store: GatewayResponseStore;
   private readonly queue: SlotWaitQueue;
   private readonly redisDeadlineMs: number;
+  private readonly rate: TenantGatewayRate;
 
   constructor(
     private readonly router: Router,
-    @Inject(REQUEST_REDIS) redis: Redis,
+    @Inject(REQUEST_REDIS) redis: RedisConnection,
     @Inject(APP_CONFIG) config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly tenants: TenantsConfigStore,
   ) {
-    this.store = new GatewayResponseStore(redis, `${config.QUEUE_PREFIX}:gateway:`);
+    this.store = new GatewayResponseStore(redis, spreadFeaturePrefix(config.QUEUE_PREFIX, 'gateway'));
+    // One key per tenant and minute (single-key commands): spread over the Cluster.
+    this.rate = new TenantGatewayRate(redis, spreadFeaturePrefix(config.QUEUE_PREFIX, 'gateway-rate'));
     this.redisDeadlineMs = config.REDIS_REQUEST_TIMEOUT_MS;
     this.queue = new SlotWaitQueue(() => {
       const gateway = this.router.config.config.gateway;
@@ -77,9 +85,17 @@ export class GatewayService {
 
   async complete(call: GatewayCall): Promise<GatewayAnswer> {
     const { tenant, request, idempotencyKey } = call;
+    await this.admitTenantRate(tenant);
     if (idempotencyKey === undefined) return this.answer(call, undefined);
     // What ties an Idempotency-Key to its body.
-    const fingerprint = GatewayResponseStore.fingerprint([request.body.messages, request.body.temperature ?? null, request.maxTokens ?? null, request.meta, request.body.response_format ?? null]);
+    const fingerprint = GatewayResponseStore.fingerprint([
+      request.messages,
+      request.body.temperature ?? null,
+      request.maxTokens ?? null,
+      request.meta,
+      request.responseFormat ?? null,
+      request.upstreamParams,
+    ]);
     const leaseMs = this.claimLeaseMs(request);
     const claim = await this.idempotencyRecord(() => this.store.claim(tenant, idempotencyKey, fingerprint, leaseMs));
     if (claim.kind === 'answered') return { ...claim.answer, source: 'idempotent' };
@@ -115,7 +131,17 @@ export class GatewayService {
     const { tenant, request } = call;
     const ttlS = this.cacheTtl(request);
     const cacheKey =
-      ttlS === undefined ? undefined : GatewayResponseStore.fingerprint([request.body.messages, request.body.temperature, request.maxTokens ?? null, request.meta.business_type ?? null]);
+      ttlS === undefined
+        ? undefined
+        : GatewayResponseStore.fingerprint([
+            request.messages,
+            request.body.temperature,
+            request.maxTokens ?? null,
+            request.meta.business_type ?? null,
+            // Tools, stop, seed and the format change the answer as much as the prompt does.
+            request.responseFormat ?? null,
+            request.upstreamParams,
+          ]);
     if (cacheKey !== undefined) {
       const hit = await this.optional('read the response cache', () => this.store.cached(tenant, cacheKey));
       if (hit !== undefined) {
@@ -124,10 +150,35 @@ export class GatewayService {
       }
     }
     const result = await this.route(call);
-    const answer: StoredAnswer = { content: result.content, model: result.model, target: result.target, usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens } };
+    const plainText = result.choices.length === 1 && result.toolCalls === undefined;
+    const answer: StoredAnswer = {
+      content: result.content,
+      model: result.model,
+      target: result.target,
+      usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens },
+      finishReason: result.finishReason,
+      ...(plainText ? {} : { choices: result.choices }),
+    };
     if (cacheKey !== undefined && ttlS !== undefined) await this.optional('write the response cache', () => this.store.cache(tenant, cacheKey, answer, ttlS));
     await this.remember(tenant, idempotency, answer);
-    return { ...answer, source: 'upstream' };
+    return { ...answer, source: 'upstream', ...(result.restrictedBy ? { degraded: result.restrictedBy } : {}) };
+  }
+
+  /**
+   * SPEC §6 `gateway_rpm`: counted fleet-wide in Redis per UTC minute; past it a 429 with
+   * Retry-After. When Redis does not answer in time the call goes on (logged): the limit is a
+   * fairness guard, the upstream limits still hold.
+   */
+  private async admitTenantRate(tenant: string): Promise<void> {
+    const limit = this.tenants.limitsOf(tenant).gateway_rpm;
+    if (limit === null) return;
+    const now = Date.now();
+    const count = await this.optional('count the tenant gateway rate', () => this.rate.count(tenant, now));
+    if (count === undefined) return;
+    const decision = gatewayRateDecision(count, limit, now);
+    if (!decision.allowed) {
+      throw new RetryLaterError('rate_limit_exceeded', `at most ${limit} gateway requests a minute for this tenant; retry later`, decision.retryAfterS, HttpStatus.TOO_MANY_REQUESTS);
+    }
   }
 
   /** The answer is paid for: a failure to store it must not cost the client the answer (its claim lapses with the lease). */
@@ -178,7 +229,7 @@ export class GatewayService {
   private async route(call: GatewayCall): Promise<ChatCallResult> {
     const { request, signal } = call;
     // Estimated once, not again on every try from the queue.
-    const meta = request.meta.estimated_input_tokens === undefined ? { ...request.meta, estimated_input_tokens: estimateTokens(request.body.messages) } : request.meta;
+    const meta = request.meta.estimated_input_tokens === undefined ? { ...request.meta, estimated_input_tokens: estimateTokens(request.messages) } : request.meta;
     let ticket: QueueTicket | undefined;
     try {
       if (this.queue.inLine > 0) {
@@ -189,12 +240,13 @@ export class GatewayService {
         try {
           const result = await this.router.chat({
             meta,
-            messages: request.body.messages,
+            messages: request.messages,
             ...(request.maxTokens === undefined ? {} : { maxTokens: request.maxTokens }),
             ...(request.body.temperature === undefined ? {} : { temperature: request.body.temperature }),
-            jsonMode: request.body.response_format?.type === 'json_object',
+            ...(request.responseFormat === undefined ? {} : { responseFormat: request.responseFormat }),
+            upstreamParams: request.upstreamParams,
             context: { tenantId: call.tenant },
-            ...(call.onDelta ? { onDelta: call.onDelta } : {}),
+            ...(call.onChoiceDelta ? { onChoiceDelta: call.onChoiceDelta } : {}),
             ...(signal ? { signal } : {}),
           });
           this.queue.slotFreed();

@@ -1,5 +1,5 @@
 import type { RoutingExplanation } from '@switchyard/router';
-import { LIVE_DROP_REASONS } from '@switchyard/router';
+import { FLEET_DROP_REASONS, LIVE_DROP_REASONS } from '@switchyard/router';
 
 /** What the queue needs of time: the current time and a cancellable timer. */
 export interface QueueTimers {
@@ -47,7 +47,7 @@ interface Waiter {
 }
 
 /** Reasons a target is skipped that a finished call can clear (a slot frees up). */
-const CAPACITY_REASONS: ReadonlySet<string> = new Set([LIVE_DROP_REASONS.concurrency, LIVE_DROP_REASONS.overloaded]);
+const CAPACITY_REASONS: ReadonlySet<string> = new Set([LIVE_DROP_REASONS.concurrency, LIVE_DROP_REASONS.overloaded, FLEET_DROP_REASONS.concurrency]);
 
 /**
  * Whether waiting for a slot can help a call no target would take: some candidate was only

@@ -1,8 +1,7 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import type { Redis } from 'ioredis';
 import { WorkflowCatalog } from '@switchyard/orchestration';
-import { DATABASE, MigrationsReadiness, REDIS, checkDependencies } from '@switchyard/platform';
+import { DATABASE, MigrationsReadiness, REDIS, checkDependencies, type RedisConnection } from '@switchyard/platform';
 import { formatWorkflowIssue } from '@switchyard/workflows';
 import type { DatabaseHandle } from '@switchyard/state';
 
@@ -12,7 +11,7 @@ export class HealthController {
 
   constructor(
     @Inject(DATABASE) private readonly database: DatabaseHandle,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
     @Inject(WorkflowCatalog) private readonly workflows: WorkflowCatalog,
   ) {
     this.migrations = new MigrationsReadiness(database.pool);

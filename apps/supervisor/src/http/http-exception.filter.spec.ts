@@ -46,7 +46,7 @@ describe('HttpExceptionFilter', () => {
 
   it("logs the router's abort after a hang-up at info, without a stack", () => {
     const { filter, host, logs } = harness();
-    const aborted = Object.assign(new Error('the call was aborted: client went away'), { name: 'CallAbortedError' });
+    const aborted = Object.assign(new Error('the call was aborted: client went away'), { name: 'CallAbortedError', code: 'call_aborted', retryable: false });
     filter.catch(aborted, host);
     expect(logs).toEqual([{ level: 'info', obj: { code: 'internal', reason: 'the call was aborted: client went away' }, msg: 'request ended: the client went away' }]);
   });

@@ -1,6 +1,6 @@
 import { Catch, HttpException, HttpStatus, Inject, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { ValidationError, truncateForEcho } from '@switchyard/contracts';
+import { ValidationError, routerFailureOf, truncateForEcho } from '@switchyard/contracts';
 import { describeError, type Logger } from '@switchyard/observability';
 import { LOGGER } from '@switchyard/platform';
 import type { ApiErrorBody } from './api-error';
@@ -31,13 +31,18 @@ export class HttpExceptionFilter implements ExceptionFilter {
     if (isDatabaseUnavailable(exception)) {
       this.logger.warn({ err: describeError(exception) }, 'request failed: the database is unavailable');
       const body: ApiErrorBody = { error: { code: 'database_unavailable', message: 'the database is unavailable; retry later' } };
-      void reply.status(503).header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS)).header('content-type', 'application/json; charset=utf-8').send(body);
+      void reply.status(503).header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS)).header('content-type', 'application/json; charset=utf-8').send(this.present(503, body));
       return;
     }
     const { status, body } = this.toResponse(exception);
     this.log(exception, status, body, reply);
     if (reply.raw.destroyed || reply.raw.headersSent) return;
-    void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
+    void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(this.present(status, body));
+  }
+
+  /** The body as sent; a route family with another error dialect (the OpenAI gateway) overrides it. */
+  protected present(_status: number, body: ApiErrorBody): unknown {
+    return body;
   }
 
   /**
@@ -95,7 +100,7 @@ function requestError(status: number, message: string): { status: number; body: 
 /** The caller hung up: its socket is gone, or the router stopped the call because of that (CallAbortedError). */
 function clientWentAway(exception: unknown, reply: FastifyReply): boolean {
   if (reply.raw.destroyed || reply.raw.socket?.destroyed === true) return true;
-  return exception instanceof Error && (exception.name === 'CallAbortedError' || exception.name === 'AbortError');
+  return routerFailureOf(exception)?.code === 'call_aborted' || (exception instanceof Error && exception.name === 'AbortError');
 }
 
 function errorMessage(error: unknown): string {

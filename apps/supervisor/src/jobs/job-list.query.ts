@@ -17,21 +17,24 @@ function decodeCursor(raw: string): JobListCursor | null {
   }
 }
 
-const JobListQuerySchema = z.strictObject({
+/** The `cursor` query parameter: the `next_cursor` of the previous page. */
+export const JobListCursorParam = z
+  .string()
+  .optional()
+  .transform((raw, ctx) => {
+    if (raw === undefined || raw === '') return undefined;
+    const cursor = decodeCursor(raw);
+    if (!cursor) {
+      ctx.addIssue({ code: 'custom', message: 'not a cursor returned by this API' });
+      return z.NEVER;
+    }
+    return cursor;
+  });
+
+export const JobListQuerySchema = z.strictObject({
   status: TaskStatusSchema.optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z
-    .string()
-    .optional()
-    .transform((raw, ctx) => {
-      if (raw === undefined || raw === '') return undefined;
-      const cursor = decodeCursor(raw);
-      if (!cursor) {
-        ctx.addIssue({ code: 'custom', message: 'not a cursor returned by this API' });
-        return z.NEVER;
-      }
-      return cursor;
-    }),
+  cursor: JobListCursorParam,
 });
 export type JobListQuery = z.infer<typeof JobListQuerySchema>;
 

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Client } from 'pg';
-import type { AppConfig } from '@switchyard/config';
+import { listenDatabaseUrl, type AppConfig } from '@switchyard/config';
 import { describeError, type Logger } from '@switchyard/observability';
 import { APP_CONFIG, LOGGER } from '@switchyard/platform';
 
@@ -40,6 +40,10 @@ export class JobNotifications implements OnApplicationBootstrap, OnApplicationSh
   }
 
   onApplicationBootstrap(): void {
+    if (listenDatabaseUrl(this.config) === undefined) {
+      this.log.info('DATABASE_POOL_MODE=transaction without MIGRATE_DATABASE_URL: no LISTEN through the pooler; job events come from polling');
+      return;
+    }
     void this.connect();
   }
 
@@ -58,7 +62,7 @@ export class JobNotifications implements OnApplicationBootstrap, OnApplicationSh
 
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    const client = new Client({ connectionString: this.config.DATABASE_URL, application_name: 'switchyard-supervisor-listen', connectionTimeoutMillis: 5_000 });
+    const client = new Client({ connectionString: listenDatabaseUrl(this.config)!, application_name: 'switchyard-supervisor-listen', connectionTimeoutMillis: 5_000 });
     client.on('notification', (message) => {
       const channel = (Object.keys(JOB_CHANNELS) as JobChannel[]).find((key) => JOB_CHANNELS[key] === message.channel);
       if (channel) this.events.emit(channel, message.payload ?? '');

@@ -1,9 +1,8 @@
 import { Global, Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
 import { TaskQueues, WorkflowCatalog } from '@switchyard/orchestration';
-import { APP_CONFIG, LOGGER, REDIS } from '@switchyard/platform';
+import { APP_CONFIG, LOGGER, REDIS, type RedisConnection } from '@switchyard/platform';
 import { REQUEST_REDIS } from '../queues/request-redis.module';
 
 /** The role queues on the fail-fast request connection, for submissions. */
@@ -21,12 +20,12 @@ export const SUBMISSION_QUEUES = Symbol('SUBMISSION_QUEUES');
     {
       provide: TaskQueues,
       inject: [REDIS, APP_CONFIG],
-      useFactory: (redis: Redis, config: AppConfig) => new TaskQueues(redis, config.QUEUE_PREFIX, { maxAttempts: config.TASK_MAX_ATTEMPTS }),
+      useFactory: (redis: RedisConnection, config: AppConfig) => new TaskQueues(redis, config.QUEUE_PREFIX, { maxAttempts: config.TASK_MAX_ATTEMPTS }),
     },
     {
       provide: SUBMISSION_QUEUES,
       inject: [REQUEST_REDIS, APP_CONFIG],
-      useFactory: (redis: Redis, config: AppConfig) => new TaskQueues(redis, config.QUEUE_PREFIX, { maxAttempts: config.TASK_MAX_ATTEMPTS }),
+      useFactory: (redis: RedisConnection, config: AppConfig) => new TaskQueues(redis, config.QUEUE_PREFIX, { maxAttempts: config.TASK_MAX_ATTEMPTS }),
     },
   ],
   exports: [WorkflowCatalog, TaskQueues, SUBMISSION_QUEUES],

@@ -1,14 +1,13 @@
 import { createServer, type Server } from 'node:http';
-import type { Redis } from 'ioredis';
 import { PROMETHEUS_CONTENT_TYPE, type MetricsRegistry } from '@switchyard/observability';
-import { MigrationsReadiness, checkDependencies } from '@switchyard/platform';
+import { MigrationsReadiness, checkDependencies, type RedisConnection } from '@switchyard/platform';
 import type { DatabaseHandle } from '@switchyard/state';
 
 /**
  * WORKER_PORT: /healthz (alive) and /readyz (Postgres and Redis answer, migrations applied) for an orchestrator's
  * probes, and /metrics (Prometheus text: this worker's upstream calls, ledger, process).
  */
-export function startWorkerHealthServer(port: number, host: string, database: DatabaseHandle, redis: Redis, metrics?: MetricsRegistry): Promise<Server> {
+export function startWorkerHealthServer(port: number, host: string, database: DatabaseHandle, redis: RedisConnection, metrics?: MetricsRegistry): Promise<Server> {
   const migrations = new MigrationsReadiness(database.pool);
   const server = createServer((req, res) => {
     const send = (status: number, body: unknown) => {

@@ -1,10 +1,9 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
 import { TaskQueues, WorkflowCatalog } from '@switchyard/orchestration';
-import { APP_CONFIG, DATABASE, LOGGER, REDIS, checkDependencies } from '@switchyard/platform';
+import { APP_CONFIG, DATABASE, LOGGER, REDIS, checkDependencies, type RedisConnection } from '@switchyard/platform';
 import type { DatabaseHandle } from '@switchyard/state';
 import { ShutdownSignal } from './shutdown-signal';
 import { TaskProcessor } from './task.processor';
@@ -36,7 +35,7 @@ export class WorkerLifecycle implements OnApplicationBootstrap, OnModuleDestroy 
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(DATABASE) private readonly database: DatabaseHandle,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
     private readonly shutdown: ShutdownSignal,
   ) {}
 

@@ -94,7 +94,7 @@ describe('isRetryBudgetSpent', () => {
   const attempt: AttemptRecord = { target: 'local', model: 'm', rule: 'r', outcome: 'error', errorClass: 'timeout', latencyMs: 1000 };
   it("recognises the router's spent retry budget by its code, and nothing else", () => {
     expect(isRetryBudgetSpent(new RetryBudgetSpentError([attempt], 'timeout', 33, 'job-1', { trial: false }))).toBe(true);
-    expect(isRetryBudgetSpent({ code: 'retry_budget_spent' })).toBe(true);
+    expect(isRetryBudgetSpent({ code: 'retry_budget_spent', retryable: true, message: 'spent' })).toBe(true);
     expect(isRetryBudgetSpent(new RouterCallError([attempt], 'timeout'))).toBe(false);
     expect(isRetryBudgetSpent(Object.assign(new Error('x'), { code: 'ECONNRESET' }))).toBe(false);
     expect(isRetryBudgetSpent(undefined)).toBe(false);

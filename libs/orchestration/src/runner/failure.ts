@@ -1,6 +1,6 @@
 import { UnrecoverableError } from 'bullmq';
 import { ZodError } from 'zod';
-import { ValidationError } from '@switchyard/contracts';
+import { ValidationError, routerFailureOf } from '@switchyard/contracts';
 
 /** Postgres error classes that mean "the server or connection went away", worth a retry. */
 const TRANSIENT_PG_CODES = /^(08|53|57P0[1-3]|40001|40P01)/;
@@ -32,9 +32,9 @@ export function describeError(error: unknown): string {
   return String(error).slice(0, 2_000);
 }
 
-/** The router found no target that may serve the call (the router's NoEligibleTargetError). */
+/** The router found no target that may serve the call (its public failure code, not its class). */
 export function isNoEligibleTarget(error: unknown): boolean {
-  return error instanceof Error && error.name === 'NoEligibleTargetError';
+  return routerFailureOf(error)?.code === 'no_eligible_target';
 }
 
 /**
@@ -42,5 +42,5 @@ export function isNoEligibleTarget(error: unknown): boolean {
  * `code`): the task waits with backoff and tries one call again, it does not fail.
  */
 export function isRetryBudgetSpent(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'retry_budget_spent';
+  return routerFailureOf(error)?.code === 'retry_budget_spent';
 }

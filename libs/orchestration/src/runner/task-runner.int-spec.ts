@@ -205,7 +205,7 @@ describe('TaskRunner degradation and timeouts (Postgres)', () => {
       }),
   );
   const noTarget = new CountingRouter(async () => {
-    throw Object.assign(new Error('no eligible target for task_type=classify'), { name: 'NoEligibleTargetError' });
+    throw Object.assign(new Error('no eligible target for task_type=classify'), { name: 'NoEligibleTargetError', code: 'no_eligible_target', retryable: true });
   });
 
   it('skips an optional task that runs past its timeout_ms and releases the task after it', async () => {

@@ -98,3 +98,24 @@ describe('CircuitBreaker', () => {
     expect(breaker.state(clock.now())).toBe('half_open');
   });
 });
+
+describe('CircuitBreaker opened by the fleet', () => {
+  const settings = { consecutiveFailures: 2, consecutiveWindowMs: 10_000, failureRate: 0.5, rateWindowMs: 60_000, minVolume: 100, cooldownMs: 30_000, halfOpenProbes: 1 };
+
+  it('opens for the rest of the opener’s cooldown, then half-opens on its own', () => {
+    const breaker = new CircuitBreaker(settings);
+    expect(breaker.openFromFleet(1_000, 20_000)).toBe(true);
+    expect(breaker.allows(1_000)).toBe(false);
+    expect(breaker.cooldownLeft(1_000)).toBe(20_000);
+    expect(breaker.state(20_999)).toBe('open');
+    expect(breaker.state(21_000)).toBe('half_open');
+  });
+
+  it('a breaker already open longer keeps its own cooldown', () => {
+    const breaker = new CircuitBreaker(settings);
+    breaker.recordFailure(0);
+    breaker.recordFailure(0);
+    expect(breaker.openFromFleet(1_000, 10_000)).toBe(false);
+    expect(breaker.cooldownLeft(1_000)).toBe(29_000);
+  });
+});

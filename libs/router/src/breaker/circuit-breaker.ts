@@ -119,6 +119,23 @@ export class CircuitBreaker {
     this.close();
   }
 
+  /**
+   * Another process's breaker on this target opened: open here too, for the rest of its
+   * cooldown (`cooldownLeftMs`, measured there, so clock skew between hosts does not matter).
+   * A breaker already open longer keeps its own cooldown. Returns whether anything changed.
+   */
+  openFromFleet(now: number, cooldownLeftMs: number): boolean {
+    const openedAt = now - Math.max(0, this.settings.cooldownMs - cooldownLeftMs);
+    if (this.state(now) === 'open' && this.openedAt >= openedAt) return false;
+    this.open(openedAt);
+    return true;
+  }
+
+  /** Time left before an open breaker half-opens; 0 when not open. */
+  cooldownLeft(now: number): number {
+    return this.state(now) === 'open' ? Math.max(0, this.openedAt + this.settings.cooldownMs - now) : 0;
+  }
+
   private open(now: number): void {
     this.current = 'open';
     this.openedAt = now;

@@ -1,8 +1,9 @@
+import type { RouterFailureCode } from '@switchyard/contracts';
 import { RouterCallError, type AttemptRecord } from '../calls/router-call.error';
 import type { UpstreamErrorClass } from '../calls/upstream-error';
 
 /** How a caller across a library boundary recognises `RetryBudgetSpentError`: by this `code`, not the class. */
-export const RETRY_BUDGET_SPENT = 'retry_budget_spent';
+export const RETRY_BUDGET_SPENT = 'retry_budget_spent' satisfies RouterFailureCode;
 
 /**
  * The job's retry budget is spent and the call's attempts (or its one trial outside the
@@ -10,7 +11,7 @@ export const RETRY_BUDGET_SPENT = 'retry_budget_spent';
  * again (one trial per try), as it waits when no target is eligible.
  */
 export class RetryBudgetSpentError extends RouterCallError {
-  readonly code = RETRY_BUDGET_SPENT;
+  override readonly code: RouterFailureCode = RETRY_BUDGET_SPENT;
   /** The work may succeed later, after a wait; an immediate retry only adds to the storm. */
   readonly waitable = true;
   override readonly retryable = true;

@@ -2,7 +2,10 @@
  * The request's input does not fit any target that may serve it. Not retryable: waiting
  * does not make the input smaller.
  */
-export class ContextWindowExceededError extends Error {
+import type { RouterFailure } from '@switchyard/contracts';
+
+export class ContextWindowExceededError extends Error implements RouterFailure {
+  readonly code = 'context_length_exceeded' as const;
   readonly retryable = false;
 
   constructor(

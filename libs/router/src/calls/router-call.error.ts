@@ -1,3 +1,4 @@
+import type { RouterFailure, RouterFailureCode } from '@switchyard/contracts';
 import type { UpstreamErrorClass } from './upstream-error';
 
 /** One upstream attempt of one call, as the caller records it (e.g. in `route_targets`). */
@@ -14,7 +15,8 @@ export interface AttemptRecord {
 }
 
 /** Every attempt of a call failed. `cause` is the last `UpstreamError`. */
-export class RouterCallError extends Error {
+export class RouterCallError extends Error implements RouterFailure {
+  readonly code: RouterFailureCode = 'upstream_failed';
   /** False only when every failure was a bad request: the same request will fail again anywhere. */
   readonly retryable: boolean;
 
@@ -33,7 +35,8 @@ export class RouterCallError extends Error {
 }
 
 /** The caller's signal aborted the call; nothing is retried. */
-export class CallAbortedError extends Error {
+export class CallAbortedError extends Error implements RouterFailure {
+  readonly code = 'call_aborted' as const;
   readonly retryable = false;
 
   constructor(

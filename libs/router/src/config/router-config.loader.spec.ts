@@ -166,3 +166,23 @@ describe('loadRouterConfig', () => {
     expect(() => loadRouterConfig('/nonexistent/router.yaml')).toThrow(/\/nonexistent\/router\.yaml[\s\S]*cannot be read/);
   });
 });
+
+describe('the gateway response cache block', () => {
+  it('is read from the top-level response_cache block, beside router', () => {
+    const { config } = parseRouterConfig(`${VALID}\nresponse_cache: {enabled: true, ttl_s: {qa: 60}}\n`, 'test.yaml');
+    expect(config.cache).toEqual({ enabled: true, ttl_s: { qa: 60 }, idempotency_ttl_s: 86400 });
+  });
+
+  it('in the router section it is refused, saying where it moved', () => {
+    const error = configError(VALID.replace('router:\n', 'router:\n  cache: {enabled: true}\n'));
+    expect(error.issues).toEqual([expect.objectContaining({ path: 'router.cache', message: expect.stringContaining('response_cache') })]);
+  });
+});
+
+describe('model aliases (router.models)', () => {
+  it('are read with their request meta; auto cannot be one', () => {
+    const { config } = parseRouterConfig(VALID.replace('router:\n', 'router:\n  models: {fast: {task_type: classify, complexity: low}}\n'), 'test.yaml');
+    expect(config.models).toEqual({ fast: { task_type: 'classify', complexity: 'low' } });
+    expect(configError(VALID.replace('router:\n', 'router:\n  models: {auto: {task_type: chat}}\n')).issues[0]!.path).toBe('router.models');
+  });
+});

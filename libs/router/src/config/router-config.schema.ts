@@ -117,6 +117,47 @@ const GatewaySchema = z
   .strictObject({
     queue_capacity: z.number().int().min(0).max(100_000).default(500),
     queue_timeout_ms: ms(10_000),
+    /** The most choices (`n`) one gateway request may ask for; more is a 400 naming `n`. */
+    max_n: z.number().int().min(1).max(16).default(4),
+  })
+  .prefault({});
+
+/**
+ * A model alias (SPEC §4): the request meta a client gets by naming it in `model`, for clients
+ * that can set `model` but no `metadata`. The body's `metadata` wins field by field.
+ */
+const ModelAliasSchema = z.strictObject({
+  task_type: TaskTypeSchema.optional(),
+  complexity: ComplexitySchema.optional(),
+  sensitivity: SensitivitySchema.optional(),
+  priority: PrioritySchema.optional(),
+  tags: z.array(z.string().min(1).max(64)).max(32).optional(),
+  business_type: z.string().min(1).max(64).optional(),
+  model_preference: z.string().min(1).max(64).optional(),
+  timeout_ms: z.number().int().min(100).max(600_000).optional(),
+  max_output_tokens: z.number().int().min(1).optional(),
+});
+
+export type ModelAlias = z.output<typeof ModelAliasSchema>;
+
+/** `auto` is the router's own choice; it cannot be redefined. */
+export const AUTO_MODEL = 'auto';
+
+/**
+ * Fleet-wide limits (SPEC §4): a target's max_concurrency, rpm and tpm are counted in Redis
+ * for every process together. A slot whose holder stops renewing it lapses after
+ * `slot_ttl_ms`; a call that finds every candidate full fleet-wide waits up to
+ * `slot_wait_ms` (polling every `slot_poll_ms`); a Redis round trip slower than
+ * `redis_timeout_ms` falls back to this process's share of the limit.
+ */
+const FleetLimitsSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true),
+    slot_ttl_ms: z.number().int().min(500).max(600_000).default(5_000),
+    slot_wait_ms: ms(10_000),
+    slot_poll_ms: z.number().int().min(5).max(10_000).default(100),
+    redis_timeout_ms: z.number().int().min(10).max(60_000).default(250),
+    slot_linger_ms: z.number().int().min(0).max(10_000).default(25),
   })
   .prefault({});
 
@@ -193,8 +234,14 @@ const RouterSectionSchema = z
     overload: OverloadSchema,
     backoff: BackoffSchema,
     probes: ProbesSchema,
-    cache: CacheSchema,
+    // The gateway's response cache is not routing: it has its own top-level block now.
+    cache: z.never({ error: 'moved: the gateway response cache is the top-level `response_cache` block, beside `router`' }).optional(),
     gateway: GatewaySchema,
+    fleet_limits: FleetLimitsSchema,
+    models: z
+      .record(nameSchema, ModelAliasSchema)
+      .default({})
+      .refine((models) => !(AUTO_MODEL in models), { message: '"auto" is the router\'s own choice and cannot be an alias' }),
     targets: z.array(TargetSchema).min(1, 'at least one target is required'),
     routes: z.array(RuleSchema).min(1, 'at least one route is required'),
   })
@@ -226,7 +273,7 @@ const RouterSectionSchema = z
       ctx.addIssue({ code: 'custom', path: ['routes'], message: 'no catch-all route; add one with `when: {all_else: true}`' });
     }
   })
-  .transform((router): RouterConfig => ({
+  .transform((router): Omit<RouterConfig, 'cache'> => ({
     default_policy: router.default_policy,
     fallback_to_any_eligible: router.fallback_to_any_eligible,
     timeouts: router.timeouts,
@@ -240,8 +287,9 @@ const RouterSectionSchema = z
     overload: router.overload,
     backoff: router.backoff,
     probes: router.probes,
-    cache: router.cache,
     gateway: router.gateway,
+    fleet_limits: router.fleet_limits,
+    models: router.models,
     targets: router.targets.map((target) => {
       const local = target.type === 'local';
       const timeout_ms = target.timeout_ms ?? (local ? router.timeouts.local_ms : router.timeouts.cloud_ms);
@@ -257,7 +305,13 @@ const RouterSectionSchema = z
     routes: router.routes.map(({ target, targets, ...rule }) => ({ ...rule, targets: targets ?? (target === undefined ? [] : [target]) })),
   }));
 
-export const RouterConfigFileSchema = z.strictObject({ router: RouterSectionSchema });
+/**
+ * The file: `router` (routing) and `response_cache` (the gateway's response cache and
+ * Idempotency-Key answers, all defaults when absent).
+ */
+export const RouterConfigFileSchema = z
+  .strictObject({ router: RouterSectionSchema, response_cache: CacheSchema })
+  .transform(({ router, response_cache }): { router: RouterConfig } => ({ router: { ...router, cache: response_cache } }));
 
 export type RuleCondition = z.output<typeof WhenSchema>;
 
@@ -308,8 +362,12 @@ export interface RouterConfig {
   overload: z.output<typeof OverloadSchema>;
   backoff: z.output<typeof BackoffSchema>;
   probes: z.output<typeof ProbesSchema>;
+  /** The gateway's response cache (`response_cache` in the file). */
   cache: z.output<typeof CacheSchema>;
   gateway: z.output<typeof GatewaySchema>;
+  fleet_limits: z.output<typeof FleetLimitsSchema>;
+  /** Model aliases: name → request meta. */
+  models: Record<string, ModelAlias>;
   targets: TargetConfig[];
   routes: RuleConfig[];
 }

@@ -1,9 +1,43 @@
 import type { TargetConfig } from '../config/router-config.schema';
 import type { TokenUsage } from '../calls/cost';
 
+/** A function call the model asked for (OpenAI's `tool_calls` entries). */
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
 export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  /** '' for an assistant turn that only calls tools. */
   content: string;
+  /** An assistant turn's calls. */
+  tool_calls?: ToolCall[];
+  /** A `tool` message answers the call with this id. */
+  tool_call_id?: string;
+  name?: string;
+}
+
+/** OpenAI's `response_format`. */
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; json_schema: { name: string; schema?: Record<string, unknown>; strict?: boolean | null; description?: string } };
+
+/** One streamed piece of one choice, as the upstream sent it (content and tool-call fragments). */
+export interface ChoiceDelta {
+  index: number;
+  delta: { content?: string; tool_calls?: unknown[]; refusal?: string | null };
+}
+
+/** One finished choice (a request with `n` > 1 has several). */
+export interface ProviderChoice {
+  index: number;
+  content: string;
+  toolCalls?: ToolCall[];
+  /** The upstream's own `finish_reason` (stop, length, tool_calls, content_filter). */
+  finishReason: string;
 }
 
 export interface ProviderCall {
@@ -11,8 +45,12 @@ export interface ProviderCall {
   maxTokens?: number;
   temperature?: number;
   jsonMode?: boolean;
-  /** Structured output: sent as `response_format: {type: 'json_schema', ...}` (over `jsonMode`). */
-  responseFormat?: JsonSchemaResponseFormat;
+  responseFormat?: ResponseFormat;
+  /**
+   * OpenAI parameters sent upstream as they are (tools, tool_choice, stop, seed, top_p, …);
+   * the router's own fields (model, messages, stream, max_tokens, temperature) win over them.
+   */
+  upstreamParams?: Readonly<Record<string, unknown>>;
   headers?: Readonly<Record<string, string>>;
   /** Fires on the router's deadline or the caller's abort; the provider must stop on it. */
   signal: AbortSignal;
@@ -23,6 +61,8 @@ export interface ProviderCall {
   onFirstToken?: () => void;
   /** Each piece of content as it streams in. */
   onDelta?: (text: string) => void;
+  /** Each streamed piece of every choice (content and tool-call fragments), as it streams in. */
+  onChoiceDelta?: (delta: ChoiceDelta) => void;
 }
 
 /** OpenAI structured output: the reply must match `schema`. */
@@ -38,6 +78,12 @@ export interface ProviderResult {
   usage?: TokenUsage;
   /** Time from sending the request to the first content token; absent when nothing streamed. */
   firstTokenMs?: number;
+  /** Choice 0's `finish_reason`; absent from providers that do not report it. */
+  finishReason?: string;
+  /** Choice 0's tool calls. */
+  toolCalls?: ToolCall[];
+  /** Every choice, when the upstream reported them (choice 0 is `content`). */
+  choices?: ProviderChoice[];
 }
 
 /** One upstream target speaking some chat protocol. Throws whatever its transport throws. */

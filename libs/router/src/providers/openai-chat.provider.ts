@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import type { TargetConfig } from '../config/router-config.schema';
-import type { ChatProvider, ProviderCall, ProviderResult } from './chat-provider';
+import type { ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { ChatMessage, ChatProvider, ProviderCall, ProviderChoice, ProviderResult, ToolCall } from './chat-provider';
 import { createUpstreamFetch, notifyWhenConnected, type UpstreamFetch, type UpstreamFetchOptions } from './upstream-fetch';
 
 /** The upstream answered 2xx but not with a usable completion. */
@@ -50,29 +51,25 @@ export class OpenAiChatProvider implements ChatProvider {
 
   async complete(call: ProviderCall): Promise<ProviderResult> {
     const started = performance.now();
-    const stream = await this.client.chat.completions.create(
-      {
-        model: this.target.model,
-        messages: call.messages.map((message) => ({ role: message.role, content: message.content })),
-        stream: true,
-        stream_options: { include_usage: true },
-        ...(call.maxTokens === undefined ? {} : { max_tokens: call.maxTokens }),
-        ...(call.temperature === undefined ? {} : { temperature: call.temperature }),
-        ...(call.responseFormat
-          ? { response_format: call.responseFormat }
-          : call.jsonMode
-            ? { response_format: { type: 'json_object' as const } }
-            : {}),
-      },
-      {
-        signal: call.signal,
-        timeout: call.timeoutMs + SDK_TIMEOUT_SLACK_MS,
-        maxRetries: 0,
-        ...(call.headers === undefined ? {} : { headers: { ...call.headers } }),
-        ...(call.onConnected === undefined ? {} : { fetchOptions: notifyWhenConnected(call.onConnected) }),
-      },
-    );
-    let content = '';
+    const responseFormat = call.responseFormat ?? (call.jsonMode ? { type: 'json_object' as const } : undefined);
+    const body = {
+      ...call.upstreamParams,
+      model: this.target.model,
+      messages: call.messages.map(toUpstreamMessage),
+      stream: true,
+      stream_options: { include_usage: true },
+      ...(call.maxTokens === undefined ? {} : { max_tokens: call.maxTokens }),
+      ...(call.temperature === undefined ? {} : { temperature: call.temperature }),
+      ...(responseFormat === undefined ? {} : { response_format: responseFormat }),
+    } as ChatCompletionCreateParamsStreaming;
+    const stream = await this.client.chat.completions.create(body, {
+      signal: call.signal,
+      timeout: call.timeoutMs + SDK_TIMEOUT_SLACK_MS,
+      maxRetries: 0,
+      ...(call.headers === undefined ? {} : { headers: { ...call.headers } }),
+      ...(call.onConnected === undefined ? {} : { fetchOptions: notifyWhenConnected(call.onConnected) }),
+    });
+    const choices = new Map<number, ChoiceAccumulator>();
     let sawChoice = false;
     let model = '';
     let firstTokenMs: number | undefined;
@@ -80,26 +77,78 @@ export class OpenAiChatProvider implements ChatProvider {
     for await (const chunk of stream) {
       if (model === '' && chunk.model) model = chunk.model;
       if (chunk.usage) usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
-      const choice = chunk.choices[0];
-      if (choice === undefined) continue;
-      sawChoice = true;
-      const piece = choice.delta?.content;
-      if (typeof piece !== 'string' || piece === '') continue;
-      if (firstTokenMs === undefined) {
-        firstTokenMs = Math.round(performance.now() - started);
-        call.onFirstToken?.();
+      for (const choice of chunk.choices) {
+        sawChoice = true;
+        const index = choice.index ?? 0;
+        const acc = choices.get(index) ?? { content: '', toolCalls: [], finishReason: undefined };
+        choices.set(index, acc);
+        if (choice.finish_reason) acc.finishReason = choice.finish_reason;
+        const piece = choice.delta?.content;
+        const toolParts = choice.delta?.tool_calls;
+        const hasPiece = typeof piece === 'string' && piece !== '';
+        const hasTools = Array.isArray(toolParts) && toolParts.length > 0;
+        if (!hasPiece && !hasTools) continue;
+        if (firstTokenMs === undefined) {
+          firstTokenMs = Math.round(performance.now() - started);
+          call.onFirstToken?.();
+        }
+        if (hasPiece) {
+          acc.content += piece;
+          if (index === 0) call.onDelta?.(piece);
+        }
+        if (hasTools) for (const part of toolParts) mergeToolCall(acc.toolCalls, part);
+        call.onChoiceDelta?.({ index, delta: { ...(hasPiece ? { content: piece } : {}), ...(hasTools ? { tool_calls: toolParts } : {}) } });
       }
-      content += piece;
-      call.onDelta?.(piece);
     }
     // The SDK ends an aborted stream quietly: what arrived before a deadline is not an answer.
     call.signal.throwIfAborted();
     if (!sawChoice) throw new MalformedCompletionError('the stream carried no choices');
+    const finished: ProviderChoice[] = [...choices.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([index, acc]) => ({
+        index,
+        content: acc.content,
+        ...(acc.toolCalls.length > 0 ? { toolCalls: acc.toolCalls } : {}),
+        finishReason: acc.finishReason ?? (acc.toolCalls.length > 0 ? 'tool_calls' : 'stop'),
+      }));
+    const first = finished[0]!;
     return {
-      content,
+      content: first.content,
       model: model || this.target.model,
+      finishReason: first.finishReason,
+      ...(first.toolCalls ? { toolCalls: first.toolCalls } : {}),
+      choices: finished,
       ...(usage ? { usage } : {}),
       ...(firstTokenMs === undefined ? {} : { firstTokenMs }),
     };
   }
+}
+
+interface ChoiceAccumulator {
+  content: string;
+  toolCalls: ToolCall[];
+  finishReason: string | undefined;
+}
+
+/** Tool calls stream as fragments keyed by `index`: the first carries id and name, the rest more arguments. */
+function mergeToolCall(calls: ToolCall[], part: { index?: number; id?: string; type?: string; function?: { name?: string; arguments?: string } }): void {
+  const index = part.index ?? calls.length;
+  const call = (calls[index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
+  if (part.id) call.id = part.id;
+  if (part.function?.name) call.function.name += part.function.name;
+  if (part.function?.arguments) call.function.arguments += part.function.arguments;
+}
+
+/** Our message → OpenAI's: an assistant turn that only calls tools has `content: null`. */
+export function toUpstreamMessage(message: ChatMessage): ChatCompletionMessageParam {
+  if (message.role === 'tool') return { role: 'tool', content: message.content, tool_call_id: message.tool_call_id ?? '' };
+  if (message.role === 'assistant') {
+    return {
+      role: 'assistant',
+      content: message.tool_calls && message.content === '' ? null : message.content,
+      ...(message.tool_calls ? { tool_calls: message.tool_calls } : {}),
+      ...(message.name ? { name: message.name } : {}),
+    };
+  }
+  return { role: message.role, content: message.content, ...(message.name ? { name: message.name } : {}) };
 }

@@ -1,11 +1,12 @@
-import type { RequestMeta } from '@switchyard/contracts';
+import type { RequestMeta, RouterFailure } from '@switchyard/contracts';
 import type { RoutingExplanation } from './routing-decision';
 
 /**
  * No target may serve the request right now. Retryable: a durable job can wait for a
  * target to come back (SPEC §3.12).
  */
-export class NoEligibleTargetError extends Error {
+export class NoEligibleTargetError extends Error implements RouterFailure {
+  readonly code = 'no_eligible_target' as const;
   readonly retryable = true;
 
   constructor(

@@ -35,7 +35,11 @@ export class TargetState {
   /** Set while active probes see a model still loading; cleared by the first success. */
   coldStart = false;
 
-  constructor(settings: TargetStateSettings) {
+  constructor(
+    settings: TargetStateSettings,
+    /** Told when this process's own traffic opens or closes the breaker (the fleet hears of it from there). */
+    private readonly onBreakerChange: (state: 'open' | 'closed') => void = () => undefined,
+  ) {
     this.health = new HealthScore(settings.health);
     this.breaker = new CircuitBreaker(settings.breaker);
     this.ramp = new RecoveryRamp(settings.recovery);
@@ -85,7 +89,9 @@ export class TargetState {
     if (observation.ok) {
       this.coldStart = false;
       this.health.recordSuccess();
-      this.breaker.recordSuccess(now);
+      const before = this.breaker.state(now);
+      const after = this.breaker.recordSuccess(now);
+      if (before === 'half_open' && after === 'closed') this.onBreakerChange('closed');
       return;
     }
     const failure = observation.failure ?? 'unknown';
@@ -97,7 +103,23 @@ export class TargetState {
     const lostHealth = this.health.recordFailure(failure, now);
     const before: BreakerState = this.breaker.state(now);
     const after = failure === 'bad_output' ? before : this.breaker.recordFailure(now);
-    if (lostHealth || (after === 'open' && before !== 'open')) this.ramp.trip(now);
+    const opened = after === 'open' && before !== 'open';
+    if (lostHealth || opened) this.ramp.trip(now);
+    if (opened) this.onBreakerChange('open');
+  }
+
+  /** Another process opened this target's breaker: open here for the rest of its cooldown. */
+  applyFleetBreakerOpen(now: number, cooldownLeftMs: number): boolean {
+    if (!this.breaker.openFromFleet(now, cooldownLeftMs)) return false;
+    this.ramp.trip(now);
+    return true;
+  }
+
+  /** The process that probed this target closed its breaker: closed here too, without probing again. */
+  applyFleetBreakerClose(now: number): boolean {
+    if (this.breaker.state(now) === 'closed') return false;
+    this.breaker.reset();
+    return true;
   }
 }
 
@@ -143,7 +165,10 @@ export function stateSettings(config: RouterConfig): TargetStateSettings {
 export class TargetStateRegistry {
   private states = new Map<string, TargetState>();
 
-  constructor(config: RouterConfig) {
+  constructor(
+    config: RouterConfig,
+    private readonly onBreakerChange: (target: string, state: 'open' | 'closed') => void = () => undefined,
+  ) {
     this.reload(config);
   }
 
@@ -157,7 +182,7 @@ export class TargetStateRegistry {
     for (const target of config.targets) {
       const existing = this.states.get(target.name);
       existing?.reconfigure(settings);
-      next.set(target.name, existing ?? new TargetState(settings));
+      next.set(target.name, existing ?? new TargetState(settings, (state) => this.onBreakerChange(target.name, state)));
     }
     this.states = next;
   }

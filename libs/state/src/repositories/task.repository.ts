@@ -116,7 +116,7 @@ export function failTaskStatement(where: ReturnType<typeof sql>, taskId: string,
 export type CreateJobResult = { created: true; jobId: string } | { created: false; existing: TaskRow };
 
 /** Columns the API shows; the input (documents) and checkpoints stay out of list reads. */
-const viewColumns = {
+export const viewColumns = {
   taskId: t.taskId,
   parentTaskId: t.parentTaskId,
   jobId: t.jobId,
