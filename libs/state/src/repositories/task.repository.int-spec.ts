@@ -843,3 +843,68 @@ describe("a planner's subtasks (goal jobs)", () => {
     expect(await repo.findTask(gather)).toBeUndefined();
   });
 });
+
+describe('retryJob', () => {
+  const output = { conclusion: 'ok', evidence: [], confidence: 1 };
+
+  it("puts a failed job's failed and cancelled tasks back with their checkpoints, keeps finished ones, fences old leases", async () => {
+    const tenantId = newTenant();
+    const job = await createJob({ tenantId, extracts: 3 });
+    const [first, second, third] = job.extractIds as [string, string, string];
+    await repo.completeTask(await claim(first), checkpointOf(0), output, [], 0);
+    const runningSibling = await claim(third, 'worker-c');
+    const failing = await claim(second, 'worker-b');
+    await repo.checkpoint(failing, checkpointOf(0, 'prepare'), [route(0)], 0.25);
+    await repo.failTask(failing, 'upstream rejected the request', []);
+    const before = await row(second);
+
+    expect(await repo.retryJob(tenantId, job.jobId)).toEqual({ retried: true, tasks: 3 });
+    expect(await row(job.jobId)).toMatchObject({ status: 'queued', error: null, finishedAt: null });
+    expect(await row(first)).toMatchObject({ status: 'success', outputSummary: output, retryCount: 0 });
+    const retried = await row(second);
+    expect(retried).toMatchObject({
+      status: 'queued',
+      error: null,
+      finishedAt: null,
+      leaseOwner: null,
+      currentStep: 1,
+      stepCheckpoints: [checkpointOf(0, 'prepare')],
+      costUsd: 0.25,
+      retryCount: before.retryCount + 1,
+      leaseVersion: before.leaseVersion + 1,
+      queueJobId: `${second}.r${before.retryCount + 1}`,
+    });
+    expect(await row(third)).toMatchObject({ status: 'queued' });
+    expect(await row(job.synthesizeId)).toMatchObject({ status: 'queued' });
+    // The worker that held the cancelled sibling stays fenced out.
+    await expect(repo.checkpoint(runningSibling, checkpointOf(0), [], 0)).rejects.toBeInstanceOf(LeaseLostError);
+  });
+
+  it('retries a cancelled job; keeps a skipped optional task that a finished task built on', async () => {
+    const tenantId = newTenant();
+    const job = await createJob({ tenantId, extracts: 2, optional: [true, false] });
+    const [optional, required] = job.extractIds as [string, string];
+    await repo.skipTask(await claim(optional), 'skipped: no target', []);
+    await repo.completeTask(await claim(required), checkpointOf(0), output, [], 0);
+    expect((await repo.cancelJob(tenantId, job.jobId))?.cancelled).toBe(true);
+
+    expect(await repo.retryJob(tenantId, job.jobId)).toEqual({ retried: true, tasks: 2 });
+    expect(await row(optional)).toMatchObject({ status: 'queued' });
+    expect(await row(job.synthesizeId)).toMatchObject({ status: 'queued' });
+
+    const other = await createJob({ tenantId, extracts: 1, optional: [true] });
+    await repo.skipTask(await claim(other.extractIds[0]!), 'skipped: no target', []);
+    await repo.completeTask(await claim(other.synthesizeId), checkpointOf(0), output, [], 0);
+    await database.db.update(agentTaskState).set({ status: 'failed' }).where(eq(agentTaskState.taskId, other.jobId));
+    expect(await repo.retryJob(tenantId, other.jobId)).toEqual({ retried: true, tasks: 0 });
+    expect(await row(other.extractIds[0]!)).toMatchObject({ status: 'skipped' });
+  });
+
+  it('refuses a job that is not failed or cancelled, and finds no job of another tenant', async () => {
+    const tenantId = newTenant();
+    const job = await createJob({ tenantId });
+    expect(await repo.retryJob(tenantId, job.jobId)).toEqual({ retried: false, status: 'pending' });
+    expect(await repo.retryJob(newTenant(), job.jobId)).toBeNull();
+    expect(await row(job.jobId)).toMatchObject({ status: 'pending' });
+  });
+});

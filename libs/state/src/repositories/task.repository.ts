@@ -49,6 +49,8 @@ export interface ReadyTask {
   tenantId: string;
   role: string;
   traceContext: TraceCarrier | null;
+  /** The queue job id its next run must use when not the task id (a retried or resumed task: its earlier queue job still exists). */
+  queueJobId?: string | null;
 }
 
 /** A finished (or given-up) task as the job result sees it. */
@@ -235,7 +237,7 @@ returning job_id`;
 const LOCK_JOB_SQL = `/* sy:lockJob */ select status from agent_task_state where task_id = $1 for update`;
 
 const READY_DEPENDENTS_SQL = `/* sy:readyDependents */
-select task_id, job_id, tenant_id, role, trace_context from agent_task_state d
+select task_id, job_id, tenant_id, role, trace_context, queue_job_id from agent_task_state d
 where d.job_id = $1 and d.status = 'pending' and $2::uuid = any(d.depends_on) and ${dependenciesDoneSql('d')}
 order by d.ordinal`;
 
@@ -445,7 +447,7 @@ export class TaskRepository {
         await client.query({ name: 'sy-insert-subtasks', text: INSERT_SUBTASKS_SQL, values: [JSON.stringify(finish.subtasks.map(taskInsert.toJson))] });
         await client.query({ name: 'sy-extend-plan-dependents', text: EXTEND_DEPENDENTS_SQL, values: [jobId, lease.taskId, finish.subtasks.map((task) => task.taskId)] });
       }
-      const ready = await client.query<{ task_id: string; job_id: string; tenant_id: string; role: string; trace_context: TraceCarrier | null }>({
+      const ready = await client.query<{ task_id: string; job_id: string; tenant_id: string; role: string; trace_context: TraceCarrier | null; queue_job_id: string | null }>({
         name: 'sy-ready-dependents',
         text: READY_DEPENDENTS_SQL,
         values: [jobId, lease.taskId],
@@ -464,7 +466,7 @@ export class TaskRepository {
       }
       await client.query('commit');
       return {
-        ready: ready.rows.map((r) => ({ taskId: r.task_id, jobId: r.job_id, tenantId: r.tenant_id, role: r.role, traceContext: r.trace_context })),
+        ready: ready.rows.map((r) => ({ taskId: r.task_id, jobId: r.job_id, tenantId: r.tenant_id, role: r.role, traceContext: r.trace_context, queueJobId: r.queue_job_id })),
         jobCompleted,
       };
     } catch (error) {
@@ -527,6 +529,40 @@ export class TaskRepository {
         .set({ status: 'cancelled', error: 'cancelled by request', updatedAt: sql`now()`, finishedAt: sql`now()` })
         .where(and(eq(t.tenantId, tenantId), eq(t.jobId, jobId), inArray(t.status, ACTIVE)));
       return { status: 'cancelled' as const, cancelled: true };
+    });
+  }
+
+  /**
+   * Sets a failed or cancelled job going again from where it stopped, in one transaction: its
+   * failed and cancelled tasks, and its skipped ones that no finished task built on, go back
+   * to `queued` with their step checkpoints (a retry of each: retry_count and the lease version
+   * go up, so a worker still holding an old lease is fenced out, and the next run gets a queue
+   * job id of its own, `<task>.r<retry_count>` as the sweeper names resumptions); the root
+   * goes back to `queued` for admission. Finished tasks stay as they are: never run, nor paid, again.
+   * Returns null when the tenant has no such job.
+   */
+  async retryJob(tenantId: string, jobId: string): Promise<{ retried: true; tasks: number } | { retried: false; status: TaskStatus } | null> {
+    return this.db.transaction(async (tx) => {
+      const [root] = await tx
+        .select({ status: t.status })
+        .from(t)
+        .where(and(eq(t.tenantId, tenantId), eq(t.taskId, jobId), isNull(t.parentTaskId)))
+        .for('update');
+      if (!root) return null;
+      if (root.status !== 'failed' && root.status !== 'cancelled') return { retried: false as const, status: root.status };
+      const tasks = await tx.execute(sql`
+        update agent_task_state r set status = 'queued', lease_owner = null, lease_version = r.lease_version + 1,
+          retry_count = r.retry_count + 1, queue_job_id = r.task_id || '.r' || (r.retry_count + 1),
+          error = null, finished_at = null, updated_at = now()
+        where r.job_id = ${jobId} and r.parent_task_id is not null
+          and (r.status in ('failed', 'cancelled')
+            or (r.status = 'skipped' and not exists (
+              select 1 from agent_task_state d where d.job_id = r.job_id and r.task_id = any(d.depends_on) and d.status = 'success')))`);
+      await tx
+        .update(t)
+        .set({ status: 'queued', error: null, outputSummary: null, finishedAt: null, updatedAt: sql`now()` })
+        .where(eq(t.taskId, jobId));
+      return { retried: true as const, tasks: tasks.rowCount ?? 0 };
     });
   }
 
