@@ -31,7 +31,7 @@ import type { ModelAttempt, ModelRouter } from '../agents/model-router.port';
 import { routesFromAttempts } from '../agents/structured-summary';
 import { materialisePlan } from '../planning/plan-materialisation';
 import type { QueuedTask } from '../queues/task-queues';
-import type { WorkflowVersions } from '../workflows/workflow-versions';
+import { workflowOfJob, type WorkflowVersions } from '../workflows/workflow-versions';
 import { describeError, isNoEligibleTarget, isRetryBudgetSpent, isTransient } from './failure';
 
 export interface TaskRunnerDeps {
@@ -192,17 +192,10 @@ export class TaskRunner {
   }
 
   private async assignment(task: TaskRow): Promise<Assignment> {
-    const job = await this.deps.tasks.findJobContext(task.jobId);
-    if (!job?.workflowHash) throw new Error(`job ${task.jobId} has no workflow version`);
-    let workflow = this.deps.versions.get(job.workflowHash);
-    if (!workflow) {
-      const definition = await this.deps.tasks.findWorkflowDefinition(task.jobId);
-      if (!definition) throw new Error(`job ${task.jobId} has no stored workflow definition`);
-      workflow = this.deps.versions.compile(job.workflowHash, definition, `job ${task.jobId} (${job.jobType})`);
-    }
+    const { workflow, meta } = await workflowOfJob(this.deps.tasks, this.deps.versions, task.jobId);
     const agent = workflow.agentsByRole.get(task.role);
     if (!agent) throw new Error(`workflow "${workflow.type}" has no agent with role "${task.role}"`);
-    return { workflow, agent, jobMeta: parseJobMeta(job.meta) };
+    return { workflow, agent, jobMeta: parseJobMeta(meta) };
   }
 
   private async runSteps(

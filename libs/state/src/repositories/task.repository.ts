@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Pool } from 'pg';
 import type { RouteRecord, TaskStatus, TraceCarrier } from '@switchyard/contracts';
 import { poolBehind, type Database } from '../database';
@@ -89,6 +89,16 @@ export type TaskFinish =
   | { status: 'skipped'; reason: string; routes: RouteRecord[] };
 
 /**
+ * The ledger rows of upstream attempts still `in_flight` for these tasks (a SQL expression of
+ * task ids: a subquery or a literal), marked `abandoned`: the task ended (failed, cancelled,
+ * given up) and will not run the call again to settle them. A call that does finish after all
+ * replaces its row with the real outcome.
+ */
+export function abandonInFlightAttempts(taskIds: SQL) {
+  return sql`update model_call_ledger set outcome = 'abandoned' where outcome = 'in_flight' and task_id in (${taskIds})`;
+}
+
+/**
  * Fails a task and rolls the failure up: a required task takes its job down (and the job's
  * other unfinished tasks are cancelled); an optional one fails alone. `where` picks the task
  * (with its fencing condition); it must match at most one row.
@@ -99,7 +109,7 @@ export function failTaskStatement(where: ReturnType<typeof sql>, taskId: string,
         update ${t} set status = 'failed', error = ${reason}, route_targets = route_targets || ${json(routes)},
           updated_at = now(), finished_at = now()
         where ${where}
-        returning job_id, optional, agent_id
+        returning task_id, job_id, optional, agent_id
       ), job as (
         update ${t} set status = 'failed', updated_at = now(), finished_at = now(),
           error = 'task ' || (select agent_id from done) || ' failed: ' || ${reason}
@@ -111,6 +121,8 @@ export function failTaskStatement(where: ReturnType<typeof sql>, taskId: string,
         where job_id = (select task_id from job) and task_id <> ${taskId}
           and parent_task_id is not null and status in ('pending', 'running', 'paused')
         returning task_id
+      ), abandoned as (
+        ${abandonInFlightAttempts(sql.raw('select task_id from done union all select task_id from siblings'))}
       )
       select (select count(*) from done)::int as done, (select count(*) from job)::int as job_failed`;
 }
@@ -466,7 +478,7 @@ export class TaskRepository {
       }
       await client.query('commit');
       return {
-        ready: ready.rows.map((r) => ({ taskId: r.task_id, jobId: r.job_id, tenantId: r.tenant_id, role: r.role, traceContext: r.trace_context, queueJobId: r.queue_job_id })),
+        ready: ready.rows.map((r) => ({ taskId: r.task_id, jobId: r.job_id, tenantId: r.tenant_id, role: r.role, traceContext: r.trace_context, ...(r.queue_job_id ? { queueJobId: r.queue_job_id } : {}) })),
         jobCompleted,
       };
     } catch (error) {
@@ -528,6 +540,7 @@ export class TaskRepository {
         .update(t)
         .set({ status: 'cancelled', error: 'cancelled by request', updatedAt: sql`now()`, finishedAt: sql`now()` })
         .where(and(eq(t.tenantId, tenantId), eq(t.jobId, jobId), inArray(t.status, ACTIVE)));
+      await tx.execute(abandonInFlightAttempts(sql`select task_id from agent_task_state where job_id = ${jobId} and status = 'cancelled'`));
       return { status: 'cancelled' as const, cancelled: true };
     });
   }
