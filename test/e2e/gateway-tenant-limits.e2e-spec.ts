@@ -19,7 +19,7 @@ describe('tenant gateway_rpm and daily_budget_usd on the gateway (real superviso
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('past gateway_rpm a tenant gets 429 with Retry-After; a tenant past its daily budget is served locally and told so', async () => {
+  it('past gateway_rpm a tenant gets 429 with Retry-After; a tenant past its daily budget is served locally and told so, plain and streaming', async () => {
     dir = mkdtempSync(join(tmpdir(), 'switchyard-tenants-'));
     const tenantsFile = join(dir, 'tenants.yaml');
     writeFileSync(
@@ -64,7 +64,12 @@ describe('tenant gateway_rpm and daily_budget_usd on the gateway (real superviso
     const degraded = await ask(broke, 'budget-1: think hard', 'deep');
     expect(degraded.response.headers.get('x-switchyard-target')).not.toBe('cloud_main');
     expect(degraded.response.headers.get('x-switchyard-degraded')).toBe('daily_budget_spent');
-    const calls = (await stack.simCalls()).filter((call) => call.last_user_message_preview.includes('budget-1'));
+    // Streaming too: the header is there before the first byte.
+    const streamed = await broke.chat.completions.create({ model: 'deep', messages: [{ role: 'user', content: 'budget-2: think hard' }], stream: true }).withResponse();
+    expect(streamed.response.headers.get('x-switchyard-degraded')).toBe('daily_budget_spent');
+    for await (const piece of streamed.data) expect(piece.object).toBe('chat.completion.chunk');
+    const calls = (await stack.simCalls()).filter((call) => /budget-[12]/.test(call.last_user_message_preview));
+    expect(calls).toHaveLength(2);
     expect(calls.map((call) => call.target)).not.toContain('cloud_main');
   });
 });

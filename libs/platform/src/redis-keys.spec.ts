@@ -1,6 +1,5 @@
 import { hashSlotOf, keyPatternsOf, keyspaceOf, spreadFeaturePrefix, taggedFeaturePrefix } from './redis-keys';
-import { overridesChannel, overridesKey } from './router-overrides';
-import { snapshotKey, snapshotsIndexKey } from './router-fleet';
+import { overridesChannel, overridesKey, snapshotKey, snapshotsIndexKey } from './router-keys';
 
 describe('Redis key naming for a cluster', () => {
   it('computes the slots Redis Cluster computes (CRC16 of the hash tag, else of the key)', () => {

@@ -3,9 +3,9 @@ import { resolve } from 'node:path';
 import IORedis, { type Redis } from 'ioredis';
 import type { AppConfig } from '@switchyard/config';
 import { createLogger } from '@switchyard/observability';
-import { Router, loadRouterConfig } from '@switchyard/router';
 import { RouterRuntime } from './router.provider';
-import { deleteKeysWithPrefix, overridesKey, readFleetReports, snapshotKey } from './index';
+import { Router, loadRouterConfig, readFleetReports } from '@switchyard/router';
+import { deleteKeysWithPrefix, overridesKey, routerFleetKeyPrefix, snapshotKey } from './index';
 
 /** Two processes' routers on one queue prefix, each with its own RouterRuntime, against real Redis. */
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -81,7 +81,7 @@ describe('RouterRuntime: fleet-wide overrides and snapshots (real Redis)', () =>
     const a = runtimes[0]!;
     const b = runtimes[1]!;
     const routerB = (b as unknown as { router: Router }).router;
-    const subscriber = b.overrides.subscriberConnection!;
+    const subscriber = b.overrides.subscriberConnection as Redis;
     const syncsBefore = b.overrides.syncs;
     subscriber.disconnect();
     await until('the subscriber to close', () => subscriber.status === 'end');
@@ -126,7 +126,7 @@ describe('RouterRuntime: fleet-wide overrides and snapshots (real Redis)', () =>
   it('publishes each process snapshot with a TTL, and the fleet view shows every process', async () => {
     const supervisor = runtimes[0]!;
     const reports = await until('every process to report', async () => {
-      const found = await readFleetReports(connections[0]!, prefix);
+      const found = await readFleetReports(connections[0]!, routerFleetKeyPrefix(prefix));
       return ['supervisor-a', 'worker-b', 'worker-c', 'worker-d'].every((id) => found.some((r) => r.processId === id)) ? found : undefined;
     });
     expect(reports.find((r) => r.processId === 'worker-b')!.role).toBe('worker');
@@ -139,6 +139,25 @@ describe('RouterRuntime: fleet-wide overrides and snapshots (real Redis)', () =>
 
     // A stopped process removes its report.
     await runtimes[3]!.onApplicationShutdown();
-    expect((await readFleetReports(connections[0]!, prefix)).map((r) => r.processId)).not.toContain('worker-d');
+    expect((await readFleetReports(connections[0]!, routerFleetKeyPrefix(prefix))).map((r) => r.processId)).not.toContain('worker-d');
+  });
+
+  it('failures seen by one process lower the health score another routes on, without the other calling the target', async () => {
+    const routerA = (runtimes[0] as unknown as { router: Router }).router;
+    const routerB = (runtimes[1] as unknown as { router: Router }).router;
+    const meta = { task_type: 'extract', complexity: 'low' } as never;
+    const scoreIn = (router: Router) => router.explain(meta).candidates.find((c) => c.target === 'local_vllm_7b')!.score!;
+    const before = scoreIn(routerB);
+
+    // Answers process A could not use: each one costs the target health there.
+    for (let i = 0; i < 3; i++) routerA.reportBadOutput('local_vllm_7b');
+    expect(routerA.snapshot().find((t) => t.name === 'local_vllm_7b')!.score).toBeLessThan(100);
+
+    await until('worker-b to route on supervisor-a\'s lower health of the target', () => scoreIn(routerB) < before);
+    // Worker-b learned it from the fleet, not from its own traffic.
+    const ownView = routerB.snapshot().find((t) => t.name === 'local_vllm_7b')!;
+    expect(ownView.score).toBe(100);
+    expect(ownView.requests).toBe(0);
+    expect(scoreIn(routerB)).toBe(scoreIn(routerA));
   });
 });

@@ -10,32 +10,28 @@ import {
   RedisFleetLimiter,
   RedisRetryBudgetStore,
   Router,
+  RouterBreakerSync,
   RouterConfigWatcher,
-  TargetProber,
-  createUpstreamFetchByTarget,
-  loadRouterConfig,
-  type CallContext,
-  type CallObserver,
-} from '@switchyard/router';
-import { RouterOverridesSync, type OverrideAction } from './router-overrides';
-import {
+  RouterOverridesSync,
   RouterSnapshotPublisher,
   SNAPSHOT_TTL_MS,
+  TargetProber,
   buildFleetView,
+  createUpstreamFetchByTarget,
+  loadRouterConfig,
   readFleetReports,
-  snapshotsIndexKey,
+  type CallContext,
+  type CallObserver,
   type FleetTargetView,
+  type OverrideAction,
   type ProcessIdentity,
   type ProcessRole,
-} from './router-fleet';
-import { RouterBreakerSync } from './router-breakers';
-import type { RedisConnection } from './redis';
+} from '@switchyard/router';
+import { connectionNameOf, duplicateConnection, type RedisConnection } from './redis';
 import { spreadFeaturePrefix, taggedFeaturePrefix } from './redis-keys';
+import { routerBreakersKeyPrefix, routerFleetKeyPrefix, routerOverridesKeyPrefix, snapshotsIndexKey } from './router-keys';
 
-export * from './router-overrides';
-export * from './router-fleet';
-export * from './router-breakers';
-
+export * from './router-keys';
 
 /** Optional `RouterRuntimeOptions` for RouterRuntime (tests shorten the intervals). */
 export const ROUTER_RUNTIME_OPTIONS = Symbol('ROUTER_RUNTIME_OPTIONS');
@@ -163,20 +159,29 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
   ) {
     const log = logger.child({ component: 'router' });
     this.identity = options.identity ?? processIdentityFrom(logger, config);
+    const subscriberOf = (feature: string) => () => duplicateConnection(redis, `${connectionNameOf(redis) ?? 'switchyard'}-${feature}`);
     this.sync = new RouterOverridesSync({
       router,
       redis,
-      queuePrefix: config.QUEUE_PREFIX,
+      openSubscriber: subscriberOf('router-overrides'),
+      keyPrefix: routerOverridesKeyPrefix(config.QUEUE_PREFIX),
       logger: log,
       processId: this.identity.processId,
       resyncMs: options.overridesResyncMs,
     });
-    this.breakers = new RouterBreakerSync({ router, redis, queuePrefix: config.QUEUE_PREFIX, processId: this.identity.processId, logger: log });
+    this.breakers = new RouterBreakerSync({
+      router,
+      redis,
+      openSubscriber: subscriberOf('router-breakers'),
+      keyPrefix: routerBreakersKeyPrefix(config.QUEUE_PREFIX),
+      processId: this.identity.processId,
+      logger: log,
+    });
     this.publisher = new RouterSnapshotPublisher({
       ...this.identity,
       router,
       redis,
-      queuePrefix: config.QUEUE_PREFIX,
+      keyPrefix: routerFleetKeyPrefix(config.QUEUE_PREFIX),
       logger: log,
       intervalMs: options.snapshotIntervalMs,
       ttlMs: options.snapshotTtlMs,
@@ -231,7 +236,7 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
 
   /** Every process's live view of every target (this process's own view is live, age 0). */
   async fleet(now: number = Date.now()): Promise<Map<string, FleetTargetView>> {
-    const reports = await readFleetReports(this.redis, this.config.QUEUE_PREFIX, now, this.publisher.ttlMs);
+    const reports = await readFleetReports(this.redis, routerFleetKeyPrefix(this.config.QUEUE_PREFIX), now, this.publisher.ttlMs);
     return buildFleetView(reports, now, { ...this.identity, reportedAt: now, targets: this.router.snapshot() });
   }
 

@@ -440,6 +440,33 @@ describe('Router.chat', () => {
     expect(seen).toEqual([{ tenantId: 'spent', jobId: 'j1' }, { tenantId: 'fine' }]);
   });
 
+  it('tells a streaming caller which filters held targets back before it hands out the first piece', async () => {
+    const local = await fakeUpstream(answer('local answer'));
+    const cloud = await fakeUpstream(answer('cloud answer'));
+    const router = routerFor(
+      [
+        { name: 'local_a', port: local.port },
+        { name: 'cloud_a', port: cloud.port, type: 'cloud' },
+      ],
+      {
+        routes: `
+    - {name: reasoning, when: {complexity: high}, target: cloud_a, priority: 10}
+    - {name: fallback, when: {all_else: true}, target: local_a, priority: 1}`,
+        contextFilters: async () => [dailyBudgetSpentFilter],
+      },
+    );
+    const pieces: { target: string; restrictedBy: readonly string[] | undefined }[] = [];
+    const result = await router.chat({
+      meta: meta({ complexity: 'high' }),
+      messages,
+      context: { tenantId: 'spent' },
+      onChoiceDelta: (_delta, target, restrictedBy) => pieces.push({ target, restrictedBy }),
+    });
+    expect(result.restrictedBy).toEqual(['daily_budget_spent']);
+    expect(pieces.length).toBeGreaterThan(0);
+    expect(pieces[0]).toEqual({ target: 'local_a', restrictedBy: result.restrictedBy });
+  });
+
   it('throws a retryable NoEligibleTargetError when every target is excluded', async () => {
     const router = routerFor([{ name: 'only', port: await closedPort() }]);
     const error = await callError(router.chat({ meta: meta(), messages, excludeTargets: ['only'] }));

@@ -14,6 +14,7 @@ import { systemClock, type Clock } from './clock';
 import type { CompiledRouterConfig } from './config/compile-router-config';
 import type { RouterConfig } from './config/router-config.schema';
 import { FleetFullMarks, fleetSlotMayFree } from './fleet/fleet-full-filter';
+import { FleetHealthBoard, type PeerHealthReport, type TargetHealthReport } from './fleet/fleet-health';
 import type { TargetLimiter } from './fleet/target-limiter';
 import type { FailureClass } from './health/health-settings';
 import type { CallObserver } from './observe/call-observer';
@@ -87,6 +88,7 @@ export class Router implements RouterAdmin {
   private readonly states: TargetStateRegistry;
   private readonly contextFilters: RouterOptions['contextFilters'];
   private readonly fleetFull: FleetFullMarks;
+  private readonly fleetHealth: FleetHealthBoard;
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -99,12 +101,14 @@ export class Router implements RouterAdmin {
     this.budgetStore = options.retryBudget ?? new InMemoryRetryBudgetStore(this.clock);
     this.contextFilters = options.contextFilters;
     this.fleetFull = new FleetFullMarks(this.clock);
+    this.fleetHealth = new FleetHealthBoard(this.clock);
     this.states = new TargetStateRegistry(options.config.config, (target, state) => this.admin.breakerChanged(target, state));
     this.selector = new RouteSelector({
       config: options.config,
       states: this.states,
       secrets: options.secrets,
       fleetFull: this.fleetFull,
+      fleetHealth: this.fleetHealth,
       filters: options.filters ?? [],
       clock: this.clock,
       random: this.random,
@@ -185,6 +189,11 @@ export class Router implements RouterAdmin {
           return drop;
         },
     );
+    const onChoiceDelta = request.onChoiceDelta;
+    const attemptRequest: ChatCallRequest =
+      onChoiceDelta === undefined
+        ? request
+        : { ...request, onChoiceDelta: (delta, target) => onChoiceDelta(delta, target, restrictions.size > 0 ? [...restrictions].sort() : undefined) };
 
     while (attempts.length < maxAttempts) {
       if (request.signal?.aborted) throw new CallAbortedError(attempts, { cause: request.signal.reason });
@@ -227,7 +236,7 @@ export class Router implements RouterAdmin {
       const attempt = attempts.length + 1;
       let outcome: AttemptOutcome;
       try {
-        outcome = await this.executor.run(decision, meta, request, remainingMs, attempt);
+        outcome = await this.executor.run(decision, meta, attemptRequest, remainingMs, attempt);
       } finally {
         slot?.slot.release();
       }
@@ -308,6 +317,29 @@ export class Router implements RouterAdmin {
   /** The process that probed a target closed its breaker: closed here too. */
   applyFleetBreakerClose(target: string): void {
     this.admin.applyFleetBreakerClose(target);
+  }
+
+  /** This process's health of every target, for its peers (published with the fleet snapshot). */
+  healthReport(): TargetHealthReport[] {
+    const now = this.clock.now();
+    return this.selector.config.targets.map((target) => {
+      const state = this.states.get(target.name)!;
+      const stats = state.window.stats(now);
+      const firstTokenMeanMs = state.window.meanFirstTokenMs(now);
+      return {
+        target: target.name,
+        score: state.health.score,
+        requests: stats.requests,
+        failures: stats.successRate === null ? 0 : Math.round(stats.requests * (1 - stats.successRate)),
+        firstTokenMeanMs,
+        firstTokenSamples: firstTokenMeanMs === null ? 0 : state.window.firstTokenSamples,
+      };
+    });
+  }
+
+  /** The other processes' latest health reports: routing scores each target on the merged view from now on. */
+  applyFleetHealth(peers: readonly PeerHealthReport[], maxAgeMs: number): void {
+    this.fleetHealth.replace(peers, maxAgeMs);
   }
 
   snapshot(): TargetSnapshot[] {

@@ -2,8 +2,8 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Post, UseGuards } from 
 import { z } from 'zod';
 import { RequestMetaSchema, ValidationError, toFieldIssues } from '@switchyard/contracts';
 import type { Logger } from '@switchyard/observability';
-import { LOGGER, RouterRuntime, type OverrideAction } from '@switchyard/platform';
-import { Router, UnknownTargetError, estimateTokens } from '@switchyard/router';
+import { LOGGER, RouterRuntime } from '@switchyard/platform';
+import { Router, UnknownTargetError, estimateTokens, type OverrideAction } from '@switchyard/router';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
 import { ApiError } from '../http/api-error';
 

@@ -58,7 +58,7 @@ export class GatewayController {
     const includeUsage = request.body.stream_options?.include_usage === true;
     let model = request.body.model ?? '';
     const opened = new Set<number>();
-    const open = (target: string, source: string) => {
+    const open = (target: string, source: string, degraded?: readonly string[]) => {
       if (reply.raw.headersSent) return;
       reply.hijack();
       reply.raw.writeHead(200, {
@@ -67,6 +67,7 @@ export class GatewayController {
         connection: 'keep-alive',
         [TARGET_HEADER]: target,
         'x-switchyard-source': source,
+        ...(degraded && degraded.length > 0 ? { [DEGRADED_HEADER]: degraded.join(',') } : {}),
       });
     };
     const startChoice = (index: number) => {
@@ -81,8 +82,8 @@ export class GatewayController {
         request,
         idempotencyKey,
         signal: abort.signal,
-        onChoiceDelta: (delta: ChoiceDelta, target) => {
-          open(target, 'upstream');
+        onChoiceDelta: (delta: ChoiceDelta, target, restrictedBy) => {
+          open(target, 'upstream', restrictedBy);
           startChoice(delta.index);
           reply.raw.write(frame(chunk(id, created, model, delta.index, delta.delta, null)));
         },
@@ -99,7 +100,7 @@ export class GatewayController {
     const choices = choicesOf(answer);
     if (!reply.raw.headersSent) {
       // From the cache or an earlier identical request: replay the stored answer as a stream.
-      open(answer.target, answer.source);
+      open(answer.target, answer.source, answer.degraded);
       for (const choice of choices) {
         startChoice(choice.index);
         if (choice.content !== '') reply.raw.write(frame(chunk(id, created, model, choice.index, { content: choice.content }, null)));

@@ -33,7 +33,7 @@ export interface GatewayCall {
   request: ParsedChatRequest;
   idempotencyKey: string | undefined;
   /** Streams each choice's pieces (content, tool-call fragments) as they arrive, with the target. */
-  onChoiceDelta?: (delta: ChoiceDelta, target: string) => void;
+  onChoiceDelta?: (delta: ChoiceDelta, target: string, restrictedBy?: readonly string[]) => void;
   /** Aborted when the client goes away: the upstream call is cancelled. */
   signal?: AbortSignal;
 }

@@ -22,8 +22,12 @@ export interface ChatCallRequest {
   responseFormat?: ResponseFormat;
   /** OpenAI parameters passed upstream as they are (tools, tool_choice, stop, seed, top_p, n, user, …). */
   upstreamParams?: Readonly<Record<string, unknown>>;
-  /** Every streamed piece of every choice (content and tool-call fragments); the same no-failover rule as `onDelta`. */
-  onChoiceDelta?: (delta: ChoiceDelta, target: string) => void;
+  /**
+   * Every streamed piece of every choice (content and tool-call fragments); the same no-failover
+   * rule as `onDelta`. `restrictedBy`: why the per-call filters held targets back so far (as in
+   * the result), for a caller that must say so before its first byte.
+   */
+  onChoiceDelta?: (delta: ChoiceDelta, target: string, restrictedBy?: readonly string[]) => void;
   excludeTargets?: ReadonlySet<string> | readonly string[];
   /** Forwarded upstream, e.g. x-switchyard-task, x-switchyard-step, x-switchyard-idempotency-key. */
   headers?: Readonly<Record<string, string>>;

@@ -61,6 +61,11 @@ export class SlidingWindow {
     return this.firstTokenCount === 0 ? null : this.firstTokenSum / this.firstTokenCount;
   }
 
+  /** How many samples the first-token mean averages (after `meanFirstTokenMs(now)` dropped the expired ones). */
+  get firstTokenSamples(): number {
+    return this.firstTokenCount;
+  }
+
   private uncountOldest(): void {
     const sample = this.samples[this.oldest]!;
     if (sample.firstTokenMs !== undefined) {

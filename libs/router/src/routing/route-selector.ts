@@ -4,6 +4,7 @@ import type { Clock } from '../clock';
 import type { CompiledRouterConfig } from '../config/compile-router-config';
 import type { RoutingPolicy, TargetConfig } from '../config/router-config.schema';
 import type { FleetFullMarks } from '../fleet/fleet-full-filter';
+import type { FleetHealthBoard } from '../fleet/fleet-health';
 import { missingApiKeyFilter, type SecretResolver } from '../providers/api-key';
 import { scoreTarget } from '../scoring/target-score';
 import { LIVE_DROP_REASONS, liveTargetFilter } from '../state/live-target-filter';
@@ -18,6 +19,8 @@ export interface RouteSelectorOptions {
   states: TargetStateRegistry;
   secrets: SecretResolver;
   fleetFull: FleetFullMarks;
+  /** The peers' health, merged with this process's own for scoring. */
+  fleetHealth: FleetHealthBoard;
   /** Run after the built-in filters, in order. */
   filters: readonly CandidateFilter[];
   clock: Clock;
@@ -34,6 +37,7 @@ export class RouteSelector {
   private readonly states: TargetStateRegistry;
   private readonly secrets: SecretResolver;
   private readonly fleetFull: FleetFullMarks;
+  private readonly fleetHealth: FleetHealthBoard;
   private readonly extraFilters: readonly CandidateFilter[];
   private readonly clock: Clock;
   private readonly random: () => number;
@@ -44,10 +48,13 @@ export class RouteSelector {
   forced: string | undefined;
   readonly score = (target: TargetConfig, policy: RoutingPolicy): number => {
     const state = this.states.get(target.name);
-    return scoreTarget(target, policy, {
-      health: state?.health.score ?? 100,
-      firstTokenP50Ms: state?.window.meanFirstTokenMs(this.clock.now()) ?? null,
+    const firstTokenMeanMs = state?.window.meanFirstTokenMs(this.clock.now()) ?? null;
+    const merged = this.fleetHealth.merged(target.name, {
+      score: state?.health.score ?? 100,
+      firstTokenMeanMs,
+      firstTokenSamples: state?.window.firstTokenSamples ?? 0,
     });
+    return scoreTarget(target, policy, { health: merged.score, firstTokenP50Ms: merged.firstTokenMeanMs });
   };
 
   constructor(options: RouteSelectorOptions) {
@@ -55,6 +62,7 @@ export class RouteSelector {
     this.states = options.states;
     this.secrets = options.secrets;
     this.fleetFull = options.fleetFull;
+    this.fleetHealth = options.fleetHealth;
     this.extraFilters = options.filters;
     this.clock = options.clock;
     this.random = options.random;

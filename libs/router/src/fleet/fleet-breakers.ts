@@ -1,11 +1,10 @@
 import type { Logger } from '@switchyard/observability';
-import type { Router } from '@switchyard/router';
-import { connectionNameOf, duplicateConnection, type RedisConnection } from './redis';
-import { spreadFeaturePrefix } from './redis-keys';
+import type { Router } from '../router';
+import type { FleetRedisClient, FleetRedisSubscriber } from './fleet-redis';
 
-/** One key per target (single-key commands only: spread over the Cluster like other one-key features). */
-export const breakerOpenKey = (queuePrefix: string, target: string): string => `${spreadFeaturePrefix(queuePrefix, 'router-breakers')}open:${target}`;
-export const breakerChannel = (queuePrefix: string): string => `${spreadFeaturePrefix(queuePrefix, 'router-breakers')}changed`;
+/** One key per target (single-key commands only: the apps give the feature an untagged prefix, so the keys spread over a Cluster). */
+export const fleetBreakerOpenKey = (keyPrefix: string, target: string): string => `${keyPrefix}open:${target}`;
+export const fleetBreakerChannel = (keyPrefix: string): string => `${keyPrefix}changed`;
 
 export type BreakerOpenMessage =
   | {
@@ -19,8 +18,11 @@ export type BreakerOpenMessage =
 
 export interface RouterBreakerSyncOptions {
   router: Pick<Router, 'onBreakerOpen' | 'onBreakerClose' | 'applyFleetBreakerOpen' | 'applyFleetBreakerClose' | 'config'>;
-  redis: RedisConnection;
-  queuePrefix: string;
+  redis: FleetRedisClient;
+  /** Opens the connection the breaker messages arrive on (a duplicate of `redis`, in subscriber mode). */
+  openSubscriber: () => FleetRedisSubscriber;
+  /** The feature's key prefix, untagged (e.g. `switchyard:router-breakers:`). */
+  keyPrefix: string;
   processId: string;
   logger: Logger;
 }
@@ -33,18 +35,18 @@ export interface RouterBreakerSyncOptions {
  * failed probe opens it again, and that is published like the first opening).
  */
 export class RouterBreakerSync {
-  private subscriber: RedisConnection | undefined;
+  private subscriber: FleetRedisSubscriber | undefined;
   private unsubscribe: (() => void)[] = [];
 
   constructor(private readonly options: RouterBreakerSyncOptions) {}
 
   async start(): Promise<void> {
-    const { redis, router, logger, queuePrefix, processId } = this.options;
+    const { router, logger, keyPrefix, processId } = this.options;
     this.unsubscribe = [
       router.onBreakerOpen((target, cooldownLeftMs) => void this.publish(target, cooldownLeftMs)),
       router.onBreakerClose((target) => void this.publishClosed(target)),
     ];
-    const subscriber = duplicateConnection(redis, `${connectionNameOf(redis) ?? 'switchyard'}-router-breakers`);
+    const subscriber = this.options.openSubscriber();
     this.subscriber = subscriber;
     subscriber.on('error', (error: Error) => logger.warn({ err: error.message }, 'router breaker subscriber: redis error'));
     subscriber.on('message', (_channel: string, raw: string) => {
@@ -61,11 +63,11 @@ export class RouterBreakerSync {
     subscriber.on('ready', () => {
       if (first) return;
       void subscriber
-        .subscribe(breakerChannel(queuePrefix))
+        .subscribe(fleetBreakerChannel(keyPrefix))
         .then(() => this.readOpenBreakers())
         .catch((error: unknown) => logger.warn({ err: String(error) }, 'router breaker resubscribe failed'));
     });
-    await subscriber.subscribe(breakerChannel(queuePrefix));
+    await subscriber.subscribe(fleetBreakerChannel(keyPrefix));
     first = false;
     await this.readOpenBreakers();
   }
@@ -84,9 +86,9 @@ export class RouterBreakerSync {
 
   /** The breakers open somewhere in the fleet now, applied here. */
   async readOpenBreakers(): Promise<void> {
-    const { redis, router, queuePrefix } = this.options;
+    const { redis, router, keyPrefix } = this.options;
     const targets = router.config.targets.map((target) => target.name);
-    const left = await Promise.all(targets.map((target) => redis.pttl(breakerOpenKey(queuePrefix, target))));
+    const left = await Promise.all(targets.map((target) => redis.pttl(fleetBreakerOpenKey(keyPrefix, target))));
     targets.forEach((target, index) => {
       const ms = left[index] ?? -2;
       if (ms > 0) router.applyFleetBreakerOpen(target, ms);
@@ -94,23 +96,23 @@ export class RouterBreakerSync {
   }
 
   private async publishClosed(target: string): Promise<void> {
-    const { redis, queuePrefix, processId, logger } = this.options;
+    const { redis, keyPrefix, processId, logger } = this.options;
     const message: BreakerOpenMessage = { kind: 'closed', target, from: processId };
     try {
-      await redis.del(breakerOpenKey(queuePrefix, target));
-      await redis.publish(breakerChannel(queuePrefix), JSON.stringify(message));
+      await redis.del(fleetBreakerOpenKey(keyPrefix, target));
+      await redis.publish(fleetBreakerChannel(keyPrefix), JSON.stringify(message));
     } catch (error) {
       logger.warn({ err: String(error), target }, 'could not tell the fleet that a breaker closed; the others half-open on their own later');
     }
   }
 
   private async publish(target: string, cooldownLeftMs: number): Promise<void> {
-    const { redis, queuePrefix, processId, logger } = this.options;
+    const { redis, keyPrefix, processId, logger } = this.options;
     if (cooldownLeftMs <= 0) return;
     const message: BreakerOpenMessage = { target, cooldownLeftMs, from: processId };
     try {
-      await redis.set(breakerOpenKey(queuePrefix, target), processId, 'PX', Math.ceil(cooldownLeftMs));
-      await redis.publish(breakerChannel(queuePrefix), JSON.stringify(message));
+      await redis.set(fleetBreakerOpenKey(keyPrefix, target), processId, 'PX', Math.ceil(cooldownLeftMs));
+      await redis.publish(fleetBreakerChannel(keyPrefix), JSON.stringify(message));
     } catch (error) {
       logger.warn({ err: String(error), target }, 'could not tell the fleet that a breaker opened; other processes find out by their own failures');
     }

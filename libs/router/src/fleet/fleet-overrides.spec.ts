@@ -1,4 +1,4 @@
-import { overridesFromHash, overridesToHash, planOverrides, type RouterOverrides } from './router-overrides';
+import { overridesFromHash, overridesToHash, planOverrides, type RouterOverrides } from './fleet-overrides';
 
 const known = new Set(['local_vllm_7b', 'local_vllm_32b', 'cloud_main']);
 const none: RouterOverrides = { drained: [], forcedPrimary: null };

@@ -1,14 +1,16 @@
 import type { Logger } from '@switchyard/observability';
-import { redactUrl, type Router, type TargetSnapshot } from '@switchyard/router';
-import { taggedFeaturePrefix } from './redis-keys';
-import type { RedisConnection } from './redis';
+import type { TargetSnapshot } from '../admin/router-admin';
+import { redactUrl } from '../config/redact-url';
+import type { Router } from '../router';
+import type { TargetHealthReport } from './fleet-health';
+import type { FleetRedisClient } from './fleet-redis';
 
 /**
  * The fleet view of the router: every process (supervisor, workers) keeps its own health,
  * breakers and in-flight counts, and publishes its `router.snapshot()` every few seconds
- * under `{<keyspace>:router-fleet}:snapshots:<processId>` (JSON, short TTL). An index sorted
- * set `{<keyspace>:router-fleet}:snapshots` (score = report time) lets a reader find them
- * without SCAN.
+ * under `<keyPrefix>snapshots:<processId>` (JSON, short TTL). An index sorted set
+ * `<keyPrefix>snapshots` (score = report time) lets a reader find them without SCAN. The
+ * apps choose `keyPrefix` (one hash tag for the feature, e.g. `{switchyard:router-fleet}:`).
  */
 export type ProcessRole = 'supervisor' | 'worker';
 
@@ -21,19 +23,22 @@ export interface RouterSnapshotReport extends ProcessIdentity {
   /** Epoch ms of the report, by the reporter's clock. */
   reportedAt: number;
   targets: TargetSnapshot[];
+  /** The score and passive-window aggregates the other processes merge into their routing (absent from older reporters). */
+  health?: TargetHealthReport[];
 }
 
-/** The index and the reports share the feature's hash tag: one MULTI writes both, one MGET reads the reports. */
 /** How long a process's snapshot lives without a new one (it is then taken for gone). */
 export const SNAPSHOT_TTL_MS = 15_000;
 
-export const snapshotsIndexKey = (queuePrefix: string): string => `${taggedFeaturePrefix(queuePrefix, 'router-fleet')}snapshots`;
-export const snapshotKey = (queuePrefix: string, processId: string): string => `${taggedFeaturePrefix(queuePrefix, 'router-fleet')}snapshots:${processId}`;
+/** The index and the reports share the prefix's hash tag: one MULTI writes both, one MGET reads the reports. */
+export const fleetSnapshotsIndexKey = (keyPrefix: string): string => `${keyPrefix}snapshots`;
+export const fleetSnapshotKey = (keyPrefix: string, processId: string): string => `${keyPrefix}snapshots:${processId}`;
 
 export interface RouterSnapshotPublisherOptions extends ProcessIdentity {
-  router: Pick<Router, 'snapshot'>;
-  redis: RedisConnection;
-  queuePrefix: string;
+  router: Pick<Router, 'snapshot' | 'healthReport' | 'applyFleetHealth'>;
+  redis: FleetRedisClient;
+  /** The feature's key prefix, one hash tag (e.g. `{switchyard:router-fleet}:`). */
+  keyPrefix: string;
   logger: Logger;
   /** Default 3 s. */
   intervalMs?: number;
@@ -42,7 +47,11 @@ export interface RouterSnapshotPublisherOptions extends ProcessIdentity {
   now?: () => number;
 }
 
-/** Publishes this process's router snapshot every `intervalMs`, with a TTL, and removes it on stop. */
+/**
+ * Publishes this process's router snapshot every `intervalMs`, with a TTL, and removes it on
+ * stop. Each round also reads the other processes' reports and hands their health to this
+ * process's router, so routing scores every target on the fleet's view (`mergeTargetHealth`).
+ */
 export class RouterSnapshotPublisher {
   private timer: NodeJS.Timeout | undefined;
   private failing = false;
@@ -60,22 +69,27 @@ export class RouterSnapshotPublisher {
   }
 
   async publish(): Promise<void> {
-    const { redis, queuePrefix, processId, role, router, logger } = this.options;
+    const { redis, keyPrefix, processId, role, router, logger } = this.options;
     const now = (this.options.now ?? Date.now)();
     // Whatever the snapshot holds, no endpoint credential leaves the process.
     const targets = router.snapshot().map((target) => ({ ...target, endpoint: redactUrl(target.endpoint) }));
-    const report: RouterSnapshotReport = { processId, role, reportedAt: now, targets };
+    const report: RouterSnapshotReport = { processId, role, reportedAt: now, targets, health: router.healthReport() };
     try {
       await redis
         .multi()
-        .set(snapshotKey(queuePrefix, processId), JSON.stringify(report), 'PX', this.ttlMs)
-        .zadd(snapshotsIndexKey(queuePrefix), now, processId)
-        .zremrangebyscore(snapshotsIndexKey(queuePrefix), '-inf', String(now - this.ttlMs))
+        .set(fleetSnapshotKey(keyPrefix, processId), JSON.stringify(report), 'PX', this.ttlMs)
+        .zadd(fleetSnapshotsIndexKey(keyPrefix), now, processId)
+        .zremrangebyscore(fleetSnapshotsIndexKey(keyPrefix), '-inf', String(now - this.ttlMs))
         .exec();
+      const peers = (await readFleetReports(redis, keyPrefix, now, this.ttlMs)).filter((peer) => peer.processId !== processId);
+      router.applyFleetHealth(
+        peers.map((peer) => ({ processId: peer.processId, reportedAt: peer.reportedAt, targets: peer.health ?? [] })),
+        this.ttlMs,
+      );
       if (this.failing) logger.info('router snapshot publishing recovered');
       this.failing = false;
     } catch (error) {
-      if (!this.failing) logger.warn({ err: String(error) }, 'router snapshot publish failed; the fleet view will miss this process until Redis answers');
+      if (!this.failing) logger.warn({ err: String(error) }, 'router snapshot publish failed; the fleet view misses this process, and routing here drops the others\' health as it goes stale, until Redis answers');
       this.failing = true;
     }
   }
@@ -83,10 +97,10 @@ export class RouterSnapshotPublisher {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    const { redis, queuePrefix, processId } = this.options;
+    const { redis, keyPrefix, processId } = this.options;
     if (redis.status !== 'ready') return;
     try {
-      await redis.multi().del(snapshotKey(queuePrefix, processId)).zrem(snapshotsIndexKey(queuePrefix), processId).exec();
+      await redis.multi().del(fleetSnapshotKey(keyPrefix, processId)).zrem(fleetSnapshotsIndexKey(keyPrefix), processId).exec();
     } catch {
       // The TTL removes it anyway.
     }
@@ -94,12 +108,12 @@ export class RouterSnapshotPublisher {
 }
 
 /** Every live report under the prefix (expired ones are skipped and pruned from the index). */
-export async function readFleetReports(redis: RedisConnection, queuePrefix: string, now: number = Date.now(), ttlMs = SNAPSHOT_TTL_MS): Promise<RouterSnapshotReport[]> {
-  const index = snapshotsIndexKey(queuePrefix);
+export async function readFleetReports(redis: FleetRedisClient, keyPrefix: string, now: number = Date.now(), ttlMs = SNAPSHOT_TTL_MS): Promise<RouterSnapshotReport[]> {
+  const index = fleetSnapshotsIndexKey(keyPrefix);
   await redis.zremrangebyscore(index, '-inf', String(now - ttlMs));
   const ids = await redis.zrange(index, '0', '-1');
   if (ids.length === 0) return [];
-  const values = await redis.mget(ids.map((id) => snapshotKey(queuePrefix, id)));
+  const values = await redis.mget(ids.map((id) => fleetSnapshotKey(keyPrefix, id)));
   const reports: RouterSnapshotReport[] = [];
   for (const value of values) {
     if (value === null) continue;

@@ -1,22 +1,21 @@
 import type { Logger } from '@switchyard/observability';
-import type { Router } from '@switchyard/router';
-import { taggedFeaturePrefix } from './redis-keys';
-import { connectionNameOf, duplicateConnection, type RedisConnection } from './redis';
+import type { Router } from '../router';
+import type { FleetRedisClient, FleetRedisSubscriber } from './fleet-redis';
 
 /**
  * Operator overrides (drain / enable / force-primary, seed 004 §4.3) are fleet-wide state:
  * one Redis hash under the queue prefix, announced on a pub/sub channel. Every process
  * applies the hash to its own Router; the hash is the truth, a message only says "look now".
  *
- * Hash `{<keyspace>:router-overrides}:overrides` (its own hash tag, see redis-keys.ts):
+ * Hash `<keyPrefix>overrides` (the apps give the feature its own hash tag, e.g. `{switchyard:router-overrides}:`):
  *   `drained:<target>` → ISO time of the drain (present = drained)
  *   `force_primary`    → target name (absent = normal routing)
  */
 export const DRAINED_FIELD_PREFIX = 'drained:';
 export const FORCE_PRIMARY_FIELD = 'force_primary';
 
-export const overridesKey = (queuePrefix: string): string => `${taggedFeaturePrefix(queuePrefix, 'router-overrides')}overrides`;
-export const overridesChannel = (queuePrefix: string): string => `${taggedFeaturePrefix(queuePrefix, 'router-overrides')}changed`;
+export const fleetOverridesKey = (keyPrefix: string): string => `${keyPrefix}overrides`;
+export const fleetOverridesChannel = (keyPrefix: string): string => `${keyPrefix}changed`;
 
 /** What the operators asked for, fleet-wide. */
 export interface RouterOverrides {
@@ -96,14 +95,14 @@ export function planOverrides(desired: RouterOverrides, local: RouterOverrides, 
 }
 
 /** The hash write + announcement for one operator action (one MULTI, so the two never part). */
-export async function writeOverride(redis: RedisConnection, queuePrefix: string, change: OverrideAction, origin: string, at: Date = new Date()): Promise<void> {
-  const key = overridesKey(queuePrefix);
+export async function writeOverride(redis: FleetRedisClient, keyPrefix: string, change: OverrideAction, origin: string, at: Date = new Date()): Promise<void> {
+  const key = fleetOverridesKey(keyPrefix);
   const multi = redis.multi();
   if (change.action === 'drain') multi.hset(key, `${DRAINED_FIELD_PREFIX}${change.target}`, at.toISOString());
   else if (change.action === 'enable') multi.hdel(key, `${DRAINED_FIELD_PREFIX}${change.target}`);
   else if (change.target === null) multi.hdel(key, FORCE_PRIMARY_FIELD);
   else multi.hset(key, FORCE_PRIMARY_FIELD, change.target);
-  multi.publish(overridesChannel(queuePrefix), JSON.stringify({ ...change, origin, at: at.toISOString() }));
+  multi.publish(fleetOverridesChannel(keyPrefix), JSON.stringify({ ...change, origin, at: at.toISOString() }));
   const results = await multi.exec();
   const failed = results?.find(([error]) => error !== null);
   if (results === null || failed !== undefined) throw failed?.[0] ?? new Error('router override write was aborted');
@@ -111,9 +110,12 @@ export async function writeOverride(redis: RedisConnection, queuePrefix: string,
 
 export interface RouterOverridesSyncOptions {
   router: Router;
-  /** The process's command connection; a subscriber connection is duplicated from it. */
-  redis: RedisConnection;
-  queuePrefix: string;
+  /** The process's command connection. */
+  redis: FleetRedisClient;
+  /** Opens the connection the announcements arrive on (a duplicate of `redis`, in subscriber mode). */
+  openSubscriber: () => FleetRedisSubscriber;
+  /** The feature's key prefix, one hash tag (e.g. `{switchyard:router-overrides}:`). */
+  keyPrefix: string;
   logger: Logger;
   /** This process's id, in the announcements it sends. */
   processId: string;
@@ -129,7 +131,7 @@ export interface RouterOverridesSyncOptions {
  * while disconnected must not leave the process stale — and every `resyncMs` as well.
  */
 export class RouterOverridesSync {
-  private subscriber: RedisConnection | undefined;
+  private subscriber: FleetRedisSubscriber | undefined;
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -140,21 +142,21 @@ export class RouterOverridesSync {
   constructor(private readonly options: RouterOverridesSyncOptions) {}
 
   get key(): string {
-    return overridesKey(this.options.queuePrefix);
+    return fleetOverridesKey(this.options.keyPrefix);
   }
 
   get channel(): string {
-    return overridesChannel(this.options.queuePrefix);
+    return fleetOverridesChannel(this.options.keyPrefix);
   }
 
   /** The subscriber connection (tests disconnect it to simulate a network cut). */
-  get subscriberConnection(): RedisConnection | undefined {
+  get subscriberConnection(): FleetRedisSubscriber | undefined {
     return this.subscriber;
   }
 
   async start(): Promise<void> {
-    const { redis, logger } = this.options;
-    const subscriber = duplicateConnection(redis, `${connectionNameOf(redis) ?? 'switchyard'}-router-overrides`);
+    const { logger } = this.options;
+    const subscriber = this.options.openSubscriber();
     this.subscriber = subscriber;
     subscriber.on('error', (error: Error) => logger.warn({ err: error.message }, 'router overrides subscriber: redis error'));
     subscriber.on('message', (channel: string, message: string) => {
@@ -202,7 +204,7 @@ export class RouterOverridesSync {
 
   /** Operator action: write the hash, announce it, and apply it here at once. */
   async apply(change: OverrideAction): Promise<void> {
-    await writeOverride(this.options.redis, this.options.queuePrefix, change, this.options.processId);
+    await writeOverride(this.options.redis, this.options.keyPrefix, change, this.options.processId);
     this.applyLocally(change);
   }
 

@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
+import type { FleetRedisClient } from './fleet-redis';
 import { createLogger } from '@switchyard/observability';
-import type { TargetSnapshot } from '@switchyard/router';
-import { RouterSnapshotPublisher, aggregateTarget, buildFleetView, snapshotKey, type RouterSnapshotReport } from './router-fleet';
+import type { TargetSnapshot } from '../admin/router-admin';
+import { RouterSnapshotPublisher, aggregateTarget, buildFleetView, fleetSnapshotKey, type RouterSnapshotReport } from './fleet-snapshots';
 
 const target = (name: string, over: Partial<TargetSnapshot> = {}): TargetSnapshot => ({
   name,
@@ -69,14 +69,14 @@ describe('RouterSnapshotPublisher', () => {
     const publisher = new RouterSnapshotPublisher({
       processId: 'worker:w',
       role: 'worker',
-      router: { snapshot: () => [target('t', { endpoint: 'https://user:secret@api.example.com/v1' })] },
-      redis: { multi: () => multi } as unknown as Redis,
-      queuePrefix: 'p',
+      router: { snapshot: () => [target('t', { endpoint: 'https://user:secret@api.example.com/v1' })], healthReport: () => [], applyFleetHealth: () => undefined },
+      redis: { multi: () => multi, zremrangebyscore: () => Promise.resolve(0), zrange: () => Promise.resolve([]) } as unknown as FleetRedisClient,
+      keyPrefix: 'p:',
       logger: createLogger('router-fleet-spec', 'silent'),
       now: () => 1_000,
     });
     await publisher.publish();
-    const stored = written.get(snapshotKey('p', 'worker:w'));
+    const stored = written.get(fleetSnapshotKey('p:', 'worker:w'));
     expect(stored).not.toContain('secret');
     expect((JSON.parse(stored!) as RouterSnapshotReport).targets[0]!.endpoint).toBe('https://***@api.example.com/v1');
   });
