@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JobMeta, RequestMeta, RouteRecord, TaskPayload } from '@switchyard/contracts';
 import type { Logger } from '@switchyard/observability';
-import { LeaseLostError, type Lease, type StepCheckpoint, type TaskRepository, type TaskRow } from '@switchyard/state';
+import { LeaseLostError, type JobContext, type Lease, type StepCheckpoint, type TaskRepository, type TaskRow } from '@switchyard/state';
 import {
   renderMessages,
   referencesOf,
@@ -109,6 +109,8 @@ interface Assignment {
   workflow: CompiledWorkflow;
   agent: CompiledAgent;
   jobMeta: JobMeta;
+  /** From the claim; read separately when the claim did not bring it. */
+  jobTaskCount?: number;
 }
 
 /**
@@ -133,11 +135,11 @@ export class TaskRunner {
       if (claim.status === 'success' || claim.status === 'skipped') return { kind: 'already_done', taskId: payload.task_id };
       return { kind: 'not_runnable', taskId: payload.task_id, status: claim.status ?? 'missing' };
     }
-    const { task, lease } = claim;
+    const { task, lease, job } = claim;
     const log = this.deps.logger.child({ job_id: task.jobId, task_id: task.taskId, role: task.role, lease_version: lease.version });
     let assignment: Assignment;
     try {
-      assignment = await this.assignment(task);
+      assignment = await this.assignment(task, job);
     } catch (error) {
       const reason = describeError(error);
       const { jobFailed } = await tasks.failTask(lease, reason, []);
@@ -191,15 +193,15 @@ export class TaskRunner {
     }
   }
 
-  private async assignment(task: TaskRow): Promise<Assignment> {
-    const { workflow, meta } = await workflowOfJob(this.deps.tasks, this.deps.versions, task.jobId);
+  private async assignment(task: TaskRow, job: JobContext | undefined): Promise<Assignment> {
+    const { workflow, meta } = await workflowOfJob(this.deps.tasks, this.deps.versions, task.jobId, job);
     const agent = workflow.agentsByRole.get(task.role);
     if (!agent) throw new Error(`workflow "${workflow.type}" has no agent with role "${task.role}"`);
-    return { workflow, agent, jobMeta: parseJobMeta(meta) };
+    return { workflow, agent, jobMeta: parseJobMeta(meta), ...(job ? { jobTaskCount: job.taskCount } : {}) };
   }
 
   private async runSteps(
-    { workflow, agent, jobMeta }: Assignment,
+    { workflow, agent, jobMeta, jobTaskCount }: Assignment,
     task: TaskRow,
     lease: Lease,
     signal: AbortSignal,
@@ -217,7 +219,7 @@ export class TaskRunner {
     }
     let input: unknown;
     const last = steps.length - 1;
-    const router = withJobTaskCount(this.deps.router, await this.jobTaskCount(task.jobId));
+    const router = withJobTaskCount(this.deps.router, jobTaskCount ?? (await this.jobTaskCount(task.jobId)));
     for (let step = task.currentStep; step <= last; step += 1) {
       progress.step = step;
       signal.throwIfAborted();

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { TaskRepository } from '@switchyard/state';
+import type { JobContext, TaskRepository } from '@switchyard/state';
 import { compileWorkflow, type CompiledWorkflow, type WorkflowDefinition } from '@switchyard/workflows';
 
 /** The hash a stored workflow definition is known by (its JSON, as stored on the job's root row). */
@@ -41,14 +41,16 @@ export class WorkflowVersions {
 
 /**
  * The workflow version a job was planned with, and its meta: from the cache by the hash on its
- * root row, else compiled from the definition stored there. Throws when the job has none.
+ * root row (`known` when the caller read it already, as a claim does), else compiled from the
+ * definition stored there. Throws when the job has none.
  */
 export async function workflowOfJob(
   tasks: Pick<TaskRepository, 'findJobContext' | 'findWorkflowDefinition'>,
   versions: WorkflowVersions,
   jobId: string,
+  known?: Pick<JobContext, 'meta' | 'workflowHash' | 'jobType'>,
 ): Promise<{ workflow: CompiledWorkflow; meta: unknown }> {
-  const job = await tasks.findJobContext(jobId);
+  const job = known ?? (await tasks.findJobContext(jobId));
   if (!job?.workflowHash) throw new Error(`job ${jobId} has no workflow version`);
   const cached = versions.get(job.workflowHash);
   if (cached) return { workflow: cached, meta: job.meta };

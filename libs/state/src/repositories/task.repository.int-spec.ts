@@ -908,3 +908,14 @@ describe('retryJob', () => {
     expect(await row(job.jobId)).toMatchObject({ status: 'pending' });
   });
 });
+
+describe('claimTask brings the job context', () => {
+  it("returns the job's meta, workflow hash, type and task count with the claim", async () => {
+    const tenantId = newTenant();
+    const job = buildJob({ tenantId, extracts: 2 });
+    await repo.createJob({ ...job.root, workflowHash: 'hash-1', inputSummary: { input: {}, meta: { sensitivity: 'sensitive' } } }, job.tasks);
+    const claimed = await repo.claimTask(job.extractIds[0]!, 'worker-a');
+    if (!claimed.claimed) throw new Error('not claimed');
+    expect(claimed.job).toEqual({ meta: { sensitivity: 'sensitive' }, workflowHash: 'hash-1', jobType: 'doc_review', taskCount: 3 });
+  });
+});

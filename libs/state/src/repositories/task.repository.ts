@@ -20,8 +20,17 @@ export class LeaseLostError extends Error {
   }
 }
 
+/** What every task of a job runs with, read from the job's root row. */
+export interface JobContext {
+  meta: unknown;
+  workflowHash: string | null;
+  jobType: string;
+  /** The job's task count (the root's total_steps), which sizes its retry budget. */
+  taskCount: number;
+}
+
 export type ClaimResult =
-  | { claimed: true; task: TaskRow; lease: Lease }
+  | { claimed: true; task: TaskRow; lease: Lease; job?: JobContext }
   | { claimed: false; reason: 'missing' | 'already_running' | 'finished' | 'blocked'; status?: TaskStatus };
 
 /**
@@ -213,7 +222,8 @@ with claimed as (
   where task_id = (select job_id from claimed) and status = 'pending'
   returning task_id
 )
-select * from claimed`;
+select c.*, r.input_summary -> 'meta' as job_meta, r.workflow_hash as job_workflow_hash, r.job_type as job_job_type, r.total_steps as job_task_count
+from claimed c left join agent_task_state r on r.task_id = c.job_id and r.parent_task_id is null`;
 
 const TASK_STATUS_SQL = `/* sy:taskStatus */ select status from agent_task_state where task_id = $1`;
 
@@ -248,16 +258,19 @@ returning job_id`;
  */
 const LOCK_JOB_SQL = `/* sy:lockJob */ select status from agent_task_state where task_id = $1 for update`;
 
-const READY_DEPENDENTS_SQL = `/* sy:readyDependents */
-select task_id, job_id, tenant_id, role, trace_context, queue_job_id from agent_task_state d
+/**
+ * After a finish, in one round trip: the dependents of $2 that became ready (rows with a
+ * task_id), and the count of the job's unfinished tasks — anything but success and an
+ * optional task given up (the row without one).
+ */
+const READY_AND_UNFINISHED_SQL = `/* sy:readyDependents */
+select task_id, job_id, tenant_id, role, trace_context, queue_job_id, ordinal, null::int as unfinished from agent_task_state d
 where d.job_id = $1 and d.status = 'pending' and $2::uuid = any(d.depends_on) and ${dependenciesDoneSql('d')}
-order by d.ordinal`;
-
-/** Tasks of the job not finished: anything but success and an optional task given up. */
-const UNFINISHED_SQL = `/* sy:unfinishedTasks */
-select count(*)::int as unfinished from agent_task_state
+union all
+select null, null, null, null, null, null, null, count(*)::int from agent_task_state
 where job_id = $1 and parent_task_id is not null
-  and status <> 'success' and not (optional and status in ('skipped', 'failed', 'cancelled'))`;
+  and status <> 'success' and not (optional and status in ('skipped', 'failed', 'cancelled'))
+order by unfinished nulls first, ordinal`;
 
 const JOB_OUTCOMES_SQL = `/* sy:jobOutcomes */
 select task_id, role, status, output_summary, input_summary ->> 'item_key' as item_key
@@ -391,7 +404,12 @@ export class TaskRepository {
     const raw = result.rows[0];
     if (raw) {
       const task = toTaskRow(raw);
-      return { claimed: true, task, lease: { taskId, owner, version: task.leaseVersion } };
+      // The job's context comes with the claim: a task run needs it at once, and one round trip is cheaper than two.
+      const job: JobContext | undefined =
+        raw.job_job_type == null
+          ? undefined
+          : { meta: raw.job_meta, workflowHash: (raw.job_workflow_hash as string | null) ?? null, jobType: raw.job_job_type as string, taskCount: Number(raw.job_task_count) };
+      return { claimed: true, task, lease: { taskId, owner, version: task.leaseVersion }, ...(job ? { job } : {}) };
     }
     const current = (await this.pool.query<{ status: TaskStatus }>({ name: 'sy-task-status', text: TASK_STATUS_SQL, values: [taskId] })).rows[0];
     if (!current) return { claimed: false, reason: 'missing' };
@@ -459,14 +477,19 @@ export class TaskRepository {
         await client.query({ name: 'sy-insert-subtasks', text: INSERT_SUBTASKS_SQL, values: [JSON.stringify(finish.subtasks.map(taskInsert.toJson))] });
         await client.query({ name: 'sy-extend-plan-dependents', text: EXTEND_DEPENDENTS_SQL, values: [jobId, lease.taskId, finish.subtasks.map((task) => task.taskId)] });
       }
-      const ready = await client.query<{ task_id: string; job_id: string; tenant_id: string; role: string; trace_context: TraceCarrier | null; queue_job_id: string | null }>({
-        name: 'sy-ready-dependents',
-        text: READY_DEPENDENTS_SQL,
-        values: [jobId, lease.taskId],
-      });
-      const unfinished = await client.query<{ unfinished: number }>({ name: 'sy-unfinished-tasks', text: UNFINISHED_SQL, values: [jobId] });
+      const after = await client.query<{
+        task_id: string | null;
+        job_id: string;
+        tenant_id: string;
+        role: string;
+        trace_context: TraceCarrier | null;
+        queue_job_id: string | null;
+        unfinished: number | null;
+      }>({ name: 'sy-ready-and-unfinished', text: READY_AND_UNFINISHED_SQL, values: [jobId, lease.taskId] });
+      const ready = after.rows.filter((r) => r.task_id !== null);
+      const unfinished = after.rows.find((r) => r.task_id === null)?.unfinished ?? 0;
       let jobCompleted = false;
-      if (unfinished.rows[0]?.unfinished === 0) {
+      if (unfinished === 0) {
         const outcomes = await client.query<{ task_id: string; role: string; status: TaskStatus; output_summary: unknown; item_key: string | null }>({
           name: 'sy-job-outcomes',
           text: JOB_OUTCOMES_SQL,
@@ -478,7 +501,7 @@ export class TaskRepository {
       }
       await client.query('commit');
       return {
-        ready: ready.rows.map((r) => ({ taskId: r.task_id, jobId: r.job_id, tenantId: r.tenant_id, role: r.role, traceContext: r.trace_context, ...(r.queue_job_id ? { queueJobId: r.queue_job_id } : {}) })),
+        ready: ready.map((r) => ({ taskId: r.task_id!, jobId: r.job_id, tenantId: r.tenant_id, role: r.role, traceContext: r.trace_context, ...(r.queue_job_id ? { queueJobId: r.queue_job_id } : {}) })),
         jobCompleted,
       };
     } catch (error) {
