@@ -49,6 +49,9 @@ function devNullLogger(service: string): Logger {
  */
 const GLOBAL_RUNNING_LIMIT = loadTenantsConfig(EnvSchema.parse({}).TENANTS_CONFIG).global.max_running_jobs;
 
+/** BENCH_ADMISSION=off is a profiling switch: jobs written pending and enqueued at once (what admission costs). */
+const ADMISSION = process.env.BENCH_ADMISSION !== 'off';
+
 /**
  * AdmissionService.admitNow without Nest: one pass under the advisory lock; the jobs it admits,
  * except `startedByCaller`, are started (their ready tasks enqueued) here.
@@ -172,7 +175,7 @@ async function timedJobs(request: RoundRequest, p: Process, label: string, jobs:
   // row success in the same transaction: a completed synthesize queue job is a finished job.
   workers[1]!.on('completed', () => {
     done.hit();
-    admitOnJobEnd();
+    if (ADMISSION) admitOnJobEnd();
   });
   for (const worker of workers) {
     worker.on('failed', (job, error) => done.fail(new Error(`${worker.name} job ${job?.id} failed: ${error.message}`)));
@@ -200,11 +203,11 @@ async function timedJobs(request: RoundRequest, p: Process, label: string, jobs:
       await withSpan('POST /v1/jobs', extractTraceContext({}), {}, async () => {
         const { workflow, submission } = parseWorkflowSubmission(submissionBody(s.children, n), workflows);
         const plan = planWorkflowJob(workflow, submission, { tenantId: tenant, newId: randomUUID, trace: injectTraceCarrier() });
-        const queued = (row: NewTaskRow): NewTaskRow => ({ ...row, status: 'queued' });
+        const queued = (row: NewTaskRow): NewTaskRow => (ADMISSION ? { ...row, status: 'queued' } : row);
         const created = await supervisorTasks.createJob(queued(plan.root), plan.tasks.map(queued));
         if (!created.created) throw new Error('bench job was not created');
         // Not admitted now (the fleet at its limit): a pass at a job's end starts it.
-        if ((await admitNow(admission, supervisorQueues, [plan.jobId])).includes(plan.jobId)) await supervisorQueues.enqueue(plan.ready);
+        if (!ADMISSION || (await admitNow(admission, supervisorQueues, [plan.jobId])).includes(plan.jobId)) await supervisorQueues.enqueue(plan.ready);
         p.supervisorLogger.info({ job_id: plan.jobId, tenant_id: tenant, type: submission.type, tasks: plan.tasks.length }, 'job submitted');
       });
       progress.submitted += 1;
