@@ -227,8 +227,21 @@ from claimed c left join agent_task_state r on r.task_id = c.job_id and r.parent
 
 const TASK_STATUS_SQL = `/* sy:taskStatus */ select status from agent_task_state where task_id = $1`;
 
-/** The lease fence: $1 task, $2 owner, $3 version. */
+/**
+ * The lease fence, its one home: a write to a task must present its exact lease (owner and
+ * version) while it runs. As text with $1 task, $2 owner, $3 version for the pre-built
+ * statements, and as a drizzle condition (`leaseFence`) built from the same text.
+ */
 const FENCE = `task_id = $1 and lease_owner = $2 and lease_version = $3 and status = 'running'`;
+
+/** `FENCE` with this lease's values as parameters. */
+export function leaseFence(lease: Lease): SQL {
+  const values = [lease.taskId, lease.owner, lease.version];
+  return sql.join(
+    FENCE.split(/\$(\d)/).map((part, i) => (i % 2 === 1 ? sql`${values[Number(part) - 1]}` : sql.raw(part))),
+    sql.raw(''),
+  );
+}
 
 const CHECKPOINT_SQL = `/* sy:checkpoint */
 update agent_task_state set current_step = $4::int + 1, step_checkpoints = step_checkpoints || $5::jsonb,
@@ -517,8 +530,7 @@ export class TaskRepository {
    * other unfinished tasks are cancelled; an optional one fails alone.
    */
   async failTask(lease: Lease, reason: string, routes: RouteRecord[]): Promise<{ jobFailed: boolean }> {
-    const fenced = sql`task_id = ${lease.taskId} and lease_owner = ${lease.owner} and lease_version = ${lease.version} and status = 'running'`;
-    const result = await this.db.execute<{ done: number; job_failed: number }>(failTaskStatement(fenced, lease.taskId, reason, routes));
+    const result = await this.db.execute<{ done: number; job_failed: number }>(failTaskStatement(leaseFence(lease), lease.taskId, reason, routes));
     const row = result.rows[0];
     if (row?.done !== 1) throw new LeaseLostError(lease, 'fail');
     return { jobFailed: row.job_failed === 1 };
@@ -545,7 +557,7 @@ export class TaskRepository {
         routeTargets: sql`${t.routeTargets} || ${json(routes)}`,
         updatedAt: sql`now()`,
       })
-      .where(this.holds(lease));
+      .where(leaseFence(lease));
     if (result.rowCount !== 1) throw new LeaseLostError(lease, 'release');
   }
 
@@ -646,15 +658,6 @@ export class TaskRepository {
   async findTask(taskId: string): Promise<TaskRow | undefined> {
     const [row] = await this.db.select().from(t).where(eq(t.taskId, taskId));
     return row;
-  }
-
-  private holds(lease: Lease) {
-    return and(
-      eq(t.taskId, lease.taskId),
-      eq(t.leaseOwner, lease.owner),
-      eq(t.leaseVersion, lease.version),
-      eq(t.status, 'running'),
-    );
   }
 }
 
