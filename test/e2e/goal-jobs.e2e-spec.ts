@@ -109,6 +109,13 @@ describe('goal jobs end to end (real supervisor, worker and llm-sim processes)',
     expect(planner.status).toBe('failed');
     expect(planner.error).toEqual({ code: 'bad_plan', message: expect.stringMatching(/not valid plans: dependency cycle/) });
     expect(job.tasks.map((t) => t.role)).toEqual(['planner', 'combine']);
+
+    // Retried, the planner asks again (the bad plans it was given are not reused) and the job runs.
+    const retried = await stack.request<{ status: string }>('POST', `/v1/jobs/${job.job_id}/retry`);
+    expect(retried.status).toBe(202);
+    const after = await stack.waitForJob<JobJson>(job.job_id, {}, 90_000);
+    expect(after.status).toBe('success');
+    expect(after.tasks.map((t) => t.role)).toEqual(['planner', 'researcher', 'analyst', 'writer', 'combine']);
   });
 
   it('plans and runs a sensitive goal on local targets only', async () => {

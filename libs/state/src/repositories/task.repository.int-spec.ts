@@ -900,6 +900,25 @@ describe('retryJob', () => {
     expect(await row(other.extractIds[0]!)).toMatchObject({ status: 'skipped' });
   });
 
+  it("forgets the stored answers of a retried task's unfinished steps (a bad plan would be reused), not those of finished ones", async () => {
+    const tenantId = newTenant();
+    const job = await createJob({ tenantId, extracts: 2 });
+    const [done, failing] = job.extractIds as [string, string];
+    await repo.completeTask(await claim(done), checkpointOf(0), output, [], 0);
+    const lease = await claim(failing);
+    await repo.checkpoint(lease, checkpointOf(0, 'prepare'), [], 0);
+    await repo.failTask(lease, 'BadOutputError: replies do not match', []);
+    const answer = (key: string, taskId: string) =>
+      database.pool.query(
+        `insert into model_call_results (idempotency_key, tenant_id, task_id, content, target, model, rule, usage) values ($1, $2, $3, 'x', 't', 'm', 'r', '{"inputTokens":1,"outputTokens":1}')`,
+        [key, tenantId, taskId],
+      );
+    for (const key of [`${done}:0:1`, `${failing}:0:1`, `${failing}:1:1`, `${failing}:1:2`]) await answer(key, key.slice(0, 36));
+    await repo.retryJob(tenantId, job.jobId);
+    const keys = (await database.pool.query<{ k: string }>('select idempotency_key as k from model_call_results where tenant_id = $1 order by 1', [tenantId])).rows.map((r) => r.k);
+    expect(keys).toEqual([`${done}:0:1`, `${failing}:0:1`].sort());
+  });
+
   it('refuses a job that is not failed or cancelled, and finds no job of another tenant', async () => {
     const tenantId = newTenant();
     const job = await createJob({ tenantId });

@@ -170,6 +170,8 @@ export interface JobListCursor {
 }
 
 const ACTIVE: TaskStatus[] = ['queued', 'pending', 'running', 'paused'];
+/** A step makes at most this many model calls (a call and its re-ask elsewhere, with room to spare). */
+const MAX_CALLS_PER_STEP = 4;
 const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
 
 /*
@@ -585,8 +587,9 @@ export class TaskRepository {
    * failed and cancelled tasks, and its skipped ones that no finished task built on, go back
    * to `queued` with their step checkpoints (a retry of each: retry_count and the lease version
    * go up, so a worker still holding an old lease is fenced out, and the next run gets a queue
-   * job id of its own, `<task>.r<retry_count>` as the sweeper names resumptions); the root
-   * goes back to `queued` for admission. Finished tasks stay as they are: never run, nor paid, again.
+   * job id of its own, `<task>.r<retry_count>` as the sweeper names resumptions; the answers
+   * stored for its unfinished steps are forgotten, so that a reply that failed it is asked
+   * again); the root goes back to `queued` for admission. Finished tasks stay as they are: never run, nor paid, again.
    * Returns null when the tenant has no such job.
    */
   async retryJob(tenantId: string, jobId: string): Promise<{ retried: true; tasks: number } | { retried: false; status: TaskStatus } | null> {
@@ -599,13 +602,24 @@ export class TaskRepository {
       if (!root) return null;
       if (root.status !== 'failed' && root.status !== 'cancelled') return { retried: false as const, status: root.status };
       const tasks = await tx.execute(sql`
-        update agent_task_state r set status = 'queued', lease_owner = null, lease_version = r.lease_version + 1,
-          retry_count = r.retry_count + 1, queue_job_id = r.task_id || '.r' || (r.retry_count + 1),
-          error = null, finished_at = null, updated_at = now()
-        where r.job_id = ${jobId} and r.parent_task_id is not null
-          and (r.status in ('failed', 'cancelled')
-            or (r.status = 'skipped' and not exists (
-              select 1 from agent_task_state d where d.job_id = r.job_id and r.task_id = any(d.depends_on) and d.status = 'success')))`);
+        with retried as (
+          update agent_task_state r set status = 'queued', lease_owner = null, lease_version = r.lease_version + 1,
+            retry_count = r.retry_count + 1, queue_job_id = r.task_id || '.r' || (r.retry_count + 1),
+            error = null, finished_at = null, updated_at = now()
+          where r.job_id = ${jobId} and r.parent_task_id is not null
+            and (r.status in ('failed', 'cancelled')
+              or (r.status = 'skipped' and not exists (
+                select 1 from agent_task_state d where d.job_id = r.job_id and r.task_id = any(d.depends_on) and d.status = 'success')))
+          returning r.task_id, r.current_step, r.total_steps
+        ), forgotten as (
+          -- The answers stored for the steps it has not finished (keys as modelCallKey makes them,
+          -- task:step:call): a reply that failed the task, a bad plan or output, must be asked
+          -- again, not reused. Finished steps are checkpointed and never called again.
+          delete from model_call_results where idempotency_key in (
+            select r.task_id || ':' || step || ':' || call from retried r,
+              generate_series(r.current_step, r.total_steps - 1) step, generate_series(1, ${MAX_CALLS_PER_STEP}) call)
+        )
+        select task_id from retried`);
       await tx
         .update(t)
         .set({ status: 'queued', error: null, outputSummary: null, finishedAt: null, updatedAt: sql`now()` })
