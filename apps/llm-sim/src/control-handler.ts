@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { CallLog } from './call-log';
 import { readBody, sendJson } from './http-io';
 import { ModeChangeSchema } from './mode-change.schema';
+import type { PlanFaults } from './plan-reply';
 import type { TargetServer } from './target-server';
 import { firstIssue } from './zod-issues';
 
@@ -11,7 +12,10 @@ export interface ControlDeps {
   targets: ReadonlyMap<string, TargetServer>;
   callLog: CallLog;
   logger: Logger;
+  planFaults?: PlanFaults;
 }
+
+const PlanFaultsSchema = z.strictObject({ invalid_next: z.number().int().min(0).max(1000) });
 
 const CallsQuerySchema = z.object({
   target: z.string().min(1).optional(),
@@ -48,7 +52,7 @@ async function readJson<T>(req: IncomingMessage, res: ServerResponse, schema: z.
 
 /** The fault-drill API: inspect targets, switch their modes, read and clear the call log. */
 export function createControlHandler(deps: ControlDeps): RequestListener {
-  const { targets, callLog, logger } = deps;
+  const { targets, callLog, logger, planFaults } = deps;
   const snapshots = () => [...targets.values()].map((target) => target.snapshot());
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -77,6 +81,11 @@ export function createControlHandler(deps: ControlDeps): RequestListener {
       }
       return sendJson(res, 200, { calls: callLog.query({ target: parsed.data.target, sinceSeq: parsed.data.since_seq }) });
     }
+    if (path === '/plans' && method === 'PUT' && planFaults) {
+      const change = await readJson(req, res, PlanFaultsSchema);
+      if (change === null) return;
+      return sendJson(res, 200, planFaults.set(change.invalid_next));
+    }
     if (path === '/calls' && method === 'DELETE') {
       for (const target of targets.values()) target.resetPeak();
       return sendJson(res, 200, { cleared: callLog.clear() });
@@ -84,6 +93,7 @@ export function createControlHandler(deps: ControlDeps): RequestListener {
 
     if (method === 'POST' && path === '/reset') {
       const reset = await Promise.all([...targets.values()].map((target) => target.setMode({ mode: 'ok' })));
+      planFaults?.set(0);
       const cleared = callLog.clear();
       for (const target of targets.values()) target.resetPeak();
       logger.info({ cleared }, 'simulator reset');

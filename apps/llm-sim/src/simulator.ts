@@ -3,6 +3,7 @@ import { createLogger, type Logger } from '@switchyard/observability';
 import { CallLog, DEFAULT_CALL_LOG_CAPACITY } from './call-log';
 import { createControlHandler } from './control-handler';
 import { closeServer, listen } from './http-io';
+import { PlanFaults } from './plan-reply';
 import type { SimConfig } from './sim-config';
 import { TargetServer } from './target-server';
 
@@ -26,8 +27,9 @@ export interface SimulatorOptions {
 export function createSimulator(config: SimConfig, options: SimulatorOptions = {}): Simulator {
   const logger = options.logger ?? createLogger('llm-sim', config.logLevel);
   const callLog = new CallLog(options.callLogCapacity ?? DEFAULT_CALL_LOG_CAPACITY);
-  const targets = new Map(config.targets.map((target) => [target.name, new TargetServer(target, { host: config.host, callLog, logger })]));
-  const control = createServer(createControlHandler({ targets, callLog, logger }));
+  const planFaults = new PlanFaults();
+  const targets = new Map(config.targets.map((target) => [target.name, new TargetServer(target, { host: config.host, callLog, logger, planFaults })]));
+  const control = createServer(createControlHandler({ targets, callLog, logger, planFaults }));
   control.on('error', (error) => logger.error({ err: error }, 'control server error'));
   let started = false;
   let stopping: Promise<void> | null = null;

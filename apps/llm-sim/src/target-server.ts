@@ -16,6 +16,7 @@ import {
 } from './openai-errors';
 import { planReply, type ReplyPlan } from './reply-plan';
 import { garbageContent, lastUserMessage, summaryContent, totalMessageChars } from './reply-synthesis';
+import { PlanFaults, invalidPlanFor, planFor, requestedPlanRoles } from './plan-reply';
 import { requestedSchema, schemaContent } from './schema-reply';
 import { delayUnlessGone } from './response-delay';
 import type { TargetConfig } from './sim-config';
@@ -46,6 +47,8 @@ export interface TargetServerDeps {
   host: string;
   callLog: CallLog;
   logger: Logger;
+  /** Shared by every target: the planner re-ask drill. */
+  planFaults?: PlanFaults;
 }
 
 type CallFields = Omit<NewCall, 'status' | 'outcome'>;
@@ -291,8 +294,10 @@ export class TargetServer {
     }
   }
 
-  /** A json_schema request gets JSON matching its schema; anything else the structured summary. */
+  /** A planner request gets a coherent plan; a json_schema request JSON matching its schema; anything else the structured summary. */
   private replyContent(body: ChatCompletionRequest, userText: string): string {
+    const planRoles = requestedPlanRoles(body.response_format);
+    if (planRoles) return JSON.stringify(this.deps.planFaults?.takeInvalid() ? invalidPlanFor(planRoles) : planFor(planRoles, userText));
     const schema = requestedSchema(body.response_format);
     return schema ? schemaContent(schema, this.name, userText) : summaryContent(this.name, userText);
   }

@@ -15,8 +15,8 @@ import {
   planWorkflowJob,
   settlementFor,
 } from '@switchyard/orchestration';
-import { loadWorkflowsDir } from '@switchyard/workflows';
-import { TaskRepository, connectDatabase, type DatabaseHandle } from '@switchyard/state';
+import { decideAdmission, loadTenantsConfig, loadWorkflowsDir } from '@switchyard/workflows';
+import { AdmissionRepository, TaskRepository, connectDatabase, type DatabaseHandle, type NewTaskRow } from '@switchyard/state';
 import { cpuSnapshot, cpuSpent } from '../support/cpu';
 import { InstantModelRouter } from '../support/fake-model-router';
 import { Cleanup, QueryCounter, connectRedis, deleteKeys } from '../support/resources';
@@ -25,7 +25,9 @@ import type { RoundRequest, RoundResult } from './settings';
 
 /**
  * The Switchyard side: what `POST /v1/jobs` does (JobsService.submit: validate, plan, write
- * the job tree in one transaction, enqueue the flow) and what the worker app does per queue
+ * the job tree in one statement as `queued`, an admission pass, enqueue the admitted job's ready
+ * tasks; and a pass whenever a job ends, as the supervisor's AdmissionService does on the end
+ * notification, starting the jobs it admits) and what the worker app does per queue
  * job (TaskProcessor → TaskRunner.run with the real agents: claim, checkpoint after each
  * step, complete — every write fenced by the lease). The model router is the one stub.
  */
@@ -39,6 +41,49 @@ const DEFAULTS = EnvSchema.parse({});
  */
 function devNullLogger(service: string): Logger {
   return createLogger(service, process.env.BENCH_SY_LOG_LEVEL ?? 'info', pino.destination({ dest: '/dev/null', sync: true }));
+}
+
+/**
+ * The fleet's running-job limit of the shipped config/tenants.yaml. The bench's tenant may run
+ * as many (a tenant's own default of 2 would measure the limit, not the pipeline).
+ */
+const GLOBAL_RUNNING_LIMIT = loadTenantsConfig(EnvSchema.parse({}).TENANTS_CONFIG).global.max_running_jobs;
+
+/** BENCH_ADMISSION=off is a profiling switch: jobs written pending and enqueued at once (what admission costs). */
+const ADMISSION = process.env.BENCH_ADMISSION !== 'off';
+
+/**
+ * AdmissionService.admitNow without Nest: one pass under the advisory lock; the jobs it admits,
+ * except `startedByCaller`, are started (their ready tasks enqueued) here.
+ */
+async function admitNow(admission: AdmissionRepository, queues: TaskQueues, startedByCaller: readonly string[] = []): Promise<string[]> {
+  const admitted = await admission.admit(GLOBAL_RUNNING_LIMIT, (snapshot) =>
+    decideAdmission({ ...snapshot, globalLimit: GLOBAL_RUNNING_LIMIT, limitOf: () => GLOBAL_RUNNING_LIMIT }),
+  );
+  for (const jobId of admitted) if (!startedByCaller.includes(jobId)) await queues.enqueue(await admission.readyTasksOf(jobId));
+  return admitted;
+}
+
+/** CoalescedPass's rule: one pass at a time, and one more after it when asked meanwhile. */
+function coalesced(pass: () => Promise<unknown>, onError: (error: unknown) => void): () => void {
+  let running = false;
+  let again = false;
+  const run = (): void => {
+    running = true;
+    pass()
+      .catch(onError)
+      .finally(() => {
+        running = false;
+        if (again) {
+          again = false;
+          run();
+        }
+      });
+  };
+  return () => {
+    if (running) again = true;
+    else run();
+  };
 }
 
 /** The shipped workflows (config/workflows), as the apps load them. */
@@ -99,6 +144,7 @@ async function timedJobs(request: RoundRequest, p: Process, label: string, jobs:
   const prefix = `${request.prefix}:sy-${label}`;
   const tenant = `bench-${label}`;
   const supervisorTasks = new TaskRepository(p.supervisorDb.db, p.supervisorDb.pool);
+  const admission = new AdmissionRepository(p.supervisorDb.db);
   const producerRedis = connectRedis('sy-bench-supervisor');
   const workerRedis = connectRedis('sy-bench-worker');
   const policy = { maxAttempts: DEFAULTS.TASK_MAX_ATTEMPTS };
@@ -116,13 +162,21 @@ async function timedJobs(request: RoundRequest, p: Process, label: string, jobs:
     optionalTargetWaitMs: DEFAULTS.OPTIONAL_TARGET_WAIT_MS,
   });
   const done = countdown(jobs, s.roundTimeoutMs, 'jobs');
+  // The end of a job frees a slot: the supervisor's pass on the end notification.
+  const admitOnJobEnd = coalesced(
+    () => admitNow(admission, supervisorQueues),
+    (error) => done.fail(error instanceof Error ? error : new Error(String(error))),
+  );
   const options = { connection: workerRedis, prefix, concurrency: s.switchyardConcurrency };
   const workers = (['extract', 'synthesize'] as const).map(
     (role) => new Worker(role, taskProcessor(role, runner, p.shutdown.signal, p.workerLogger), options),
   );
   // The synthesize task is the last of its job, and its completeTask marks the job's root
   // row success in the same transaction: a completed synthesize queue job is a finished job.
-  workers[1]!.on('completed', () => done.hit());
+  workers[1]!.on('completed', () => {
+    done.hit();
+    if (ADMISSION) admitOnJobEnd();
+  });
   for (const worker of workers) {
     worker.on('failed', (job, error) => done.fail(new Error(`${worker.name} job ${job?.id} failed: ${error.message}`)));
     worker.on('error', (error) => done.fail(error));
@@ -149,14 +203,11 @@ async function timedJobs(request: RoundRequest, p: Process, label: string, jobs:
       await withSpan('POST /v1/jobs', extractTraceContext({}), {}, async () => {
         const { workflow, submission } = parseWorkflowSubmission(submissionBody(s.children, n), workflows);
         const plan = planWorkflowJob(workflow, submission, { tenantId: tenant, newId: randomUUID, trace: injectTraceCarrier() });
-        const created = await supervisorTasks.createJob(plan.root, plan.tasks);
+        const queued = (row: NewTaskRow): NewTaskRow => (ADMISSION ? { ...row, status: 'queued' } : row);
+        const created = await supervisorTasks.createJob(queued(plan.root), plan.tasks.map(queued));
         if (!created.created) throw new Error('bench job was not created');
-        try {
-          await supervisorQueues.enqueue(plan.ready);
-        } catch (error) {
-          await supervisorTasks.deleteJob(tenant, plan.jobId);
-          throw error;
-        }
+        // Not admitted now (the fleet at its limit): a pass at a job's end starts it.
+        if (!ADMISSION || (await admitNow(admission, supervisorQueues, [plan.jobId])).includes(plan.jobId)) await supervisorQueues.enqueue(plan.ready);
         p.supervisorLogger.info({ job_id: plan.jobId, tenant_id: tenant, type: submission.type, tasks: plan.tasks.length }, 'job submitted');
       });
       progress.submitted += 1;

@@ -6,6 +6,7 @@ export * from './agents/idempotent-model-router';
 export * from './agents/agent-runtime';
 export * from './planning/job-plan';
 export * from './planning/workflow-planner';
+export * from './planning/plan-materialisation';
 export * from './queues/queue-options';
 export * from './queues/task-queues';
 export * from './workflows/workflow-versions';

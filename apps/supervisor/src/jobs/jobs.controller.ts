@@ -48,4 +48,10 @@ export class JobsController {
   cancel(@Tenant() tenant: string, @Param('id') id: string) {
     return this.jobs.cancel(tenant, id);
   }
+
+  @Post(':id/retry')
+  @HttpCode(202)
+  retry(@Tenant() tenant: string, @Param('id') id: string) {
+    return this.jobs.retry(tenant, id);
+  }
 }

@@ -144,4 +144,26 @@ export class JobsService {
     this.logger.info({ job_id: jobId, tenant_id: tenantId }, 'job cancelled');
     return { job_id: jobId, status: 'cancelled' };
   }
+
+  /**
+   * Runs a failed or cancelled job again from where it stopped (`TaskRepository.retryJob`):
+   * its unfinished tasks resume from their checkpoints, its finished ones are kept. The job
+   * goes through admission like a new one: `pending` when a pass admits it now (its ready
+   * tasks are enqueued by the pass), else `queued`.
+   */
+  async retry(tenantId: string, jobId: string): Promise<{ job_id: string; status: TaskStatus }> {
+    assertJobId(jobId);
+    const outcome = await this.tasks.retryJob(tenantId, jobId);
+    if (!outcome) throw ApiError.notFound(`job ${jobId}`);
+    if (!outcome.retried) throw ApiError.conflict('job_not_retryable', `job ${jobId} is ${outcome.status}; only a failed or cancelled job can be retried`);
+    try {
+      await this.admission.admitNow();
+    } catch (error) {
+      // The job is queued again; the next background pass admits it.
+      this.logger.warn({ job_id: jobId, tenant_id: tenantId, err: describeError(error) }, 'admission pass failed at retry; the job waits queued');
+    }
+    const status = (await this.admissions.jobStatus(tenantId, jobId)) ?? 'queued';
+    this.logger.info({ job_id: jobId, tenant_id: tenantId, tasks: outcome.tasks, status }, 'job retried');
+    return { job_id: jobId, status };
+  }
 }

@@ -28,6 +28,13 @@ describe('tenantTaskError', () => {
     expect(error.message).not.toMatch(internals);
   });
 
+  it('says why a goal job had no plan, without the targets that gave the bad ones', () => {
+    expect(tenantTaskError('task planner failed: BadOutputError: planner: the replies of local_vllm_7b and cloud_main are not valid plans (dependency cycle: a → b → a)')).toEqual({
+      code: 'bad_plan',
+      message: "task planner failed: the planner's replies were not valid plans: dependency cycle: a → b → a",
+    });
+  });
+
   it("keeps which task failed a job, and the user's own cancellations", () => {
     expect(tenantTaskError('task extract-2 failed: abandoned: no heartbeat from doomed for 31 s on attempt 3 of 3; retry limit reached')).toEqual({
       code: 'worker_lost',

@@ -13,6 +13,8 @@ const PATTERNS: readonly [RegExp, (match: RegExpMatchArray) => TenantTaskError][
   [/RouterCallError|model call failed/, () => ({ code: 'upstream_failed', message: 'the model calls of this task failed' })],
   [/^invalid data/, () => ({ code: 'invalid_data', message: "the task's data was not valid" })],
   [/^timeout: /, () => ({ code: 'timeout', message: 'the task ran longer than its time limit' })],
+  // The plan's faults (a cycle, an unknown role) describe the model's reply, not our internals.
+  [/^BadOutputError: .*? (?:is not a valid plan|are not valid plans) \((.*)\)/s, (m) => ({ code: 'bad_plan', message: `the planner's replies were not valid plans: ${(m[1] ?? '').slice(0, 500)}` })],
   [/BadOutputError/, () => ({ code: 'bad_output', message: "the model replies did not match the agent's declared output" })],
 ];
 

@@ -141,6 +141,20 @@ export const ROUTES: readonly RouteSpec[] = [
   },
   {
     method: 'post',
+    path: '/v1/jobs/:id/retry',
+    summary: "Run a failed or cancelled job's unfinished tasks again from their checkpoints; finished tasks are kept and not paid again",
+    tag: 'jobs',
+    auth: 'api_key',
+    params: JobIdParams,
+    responses: {
+      202: json('`pending` when admitted again, `queued` while its tenant or the fleet is at its running limit', out.JobAcceptedSchema),
+      ...tenantErrors,
+      404: error("no such job (or another tenant's)"),
+      409: error('`job_not_retryable`: the job is not failed or cancelled'),
+    },
+  },
+  {
+    method: 'post',
     path: '/v1/chat/completions',
     summary: 'OpenAI-compatible chat completion, routed by `metadata` and the `model` alias; the whole chat surface passed through',
     tag: 'gateway',

@@ -3,13 +3,14 @@ import { hostname } from 'node:os';
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
-import { TaskQueues, decideReconcile, decideStale, describeError, type QueuedTask } from '@switchyard/orchestration';
+import { TaskQueues, WorkflowVersions, decideReconcile, decideStale, describeError, jobResultOf, workflowOfJob, type QueuedTask } from '@switchyard/orchestration';
 import { APP_CONFIG, LOGGER } from '@switchyard/platform';
-import { TaskRecoveryRepository, resumeJobId, type PendingCursor, type PendingTask } from '@switchyard/state';
+import { TaskRecoveryRepository, TaskRepository, resumeJobId, type Lease, type PendingCursor, type PendingTask } from '@switchyard/state';
 
 export interface SweepReport {
   requeued: number;
   failed: number;
+  skipped: number;
   reconciled: number;
   checked: number;
 }
@@ -18,7 +19,8 @@ export interface SweepReport {
  * The stale-task sweeper: every SWEEP_INTERVAL_MS, (1) takes over running tasks whose
  * heartbeat stopped (several supervisors may sweep at once: the claim skips locked rows),
  * bumping retry_count and the lease version, and enqueues each again under a new queue job id,
- * or fails it past the retry limit; (2) reconciles the other way: a page of pending tasks is
+ * or fails it past the retry limit (an optional one is skipped, through the same finish path
+ * as a worker's: its dependents are enqueued, and the job completes if it was the last); (2) reconciles the other way: a page of pending tasks is
  * checked against the queues, and one that has no runnable queue job (Redis lost it, or the
  * worker that finished its last dependency died before enqueuing it) and whose dependencies
  * are done is enqueued again. Postgres is the
@@ -34,9 +36,11 @@ export class StaleTaskSweeper implements OnApplicationBootstrap, OnModuleDestroy
   /** Until then, no takeovers: after an outage, living workers need a heartbeat to catch up. */
   private takeoversPausedUntil = 0;
   private readonly log: Logger;
+  private readonly versions = new WorkflowVersions();
 
   constructor(
     private readonly recovery: TaskRecoveryRepository,
+    private readonly tasks: TaskRepository,
     @Inject(TaskQueues) private readonly queues: TaskQueues,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) logger: Logger,
@@ -74,10 +78,10 @@ export class StaleTaskSweeper implements OnApplicationBootstrap, OnModuleDestroy
   }
 
   async sweep(): Promise<SweepReport> {
-    const report: SweepReport = { requeued: 0, failed: 0, reconciled: 0, checked: 0 };
+    const report: SweepReport = { requeued: 0, failed: 0, skipped: 0, reconciled: 0, checked: 0 };
     await this.takeOverStale(report);
     await this.reconcilePending(report);
-    if (report.requeued || report.failed || report.reconciled) this.log.info(report, 'sweep');
+    if (report.requeued || report.failed || report.skipped || report.reconciled) this.log.info(report, 'sweep');
     return report;
   }
 
@@ -97,12 +101,29 @@ export class StaleTaskSweeper implements OnApplicationBootstrap, OnModuleDestroy
         this.log.warn({ ...ids, reason: task.reason, job_failed: task.jobFailed }, 'stale task failed: retry limit reached');
         continue;
       }
+      if (task.action === 'give_up') {
+        // If this fails, the task stays running under the sweeper's lease: stale again, given up again.
+        await this.skipOptional(task, task.lease, task.reason).then(
+          () => (report.skipped += 1),
+          (error: unknown) => this.log.warn({ ...ids, err: describeError(error) }, 'could not skip a stale optional task; the next sweep will'),
+        );
+        continue;
+      }
       report.requeued += 1;
       this.log.warn({ ...ids, retry_count: task.newRetryCount, queue_job_id: task.queueJobId }, 'stale task taken over; enqueued to resume');
       // If this add fails (Redis away), the task is pending without a queue job: the
       // reconcile pass of a later sweep enqueues it.
       await this.enqueue(task, task.queueJobId);
     }
+  }
+
+  /** A stale optional task at its retry limit: skipped, its dependents enqueued, its job completed when it was the last. */
+  private async skipOptional(task: QueuedTask, lease: Lease, reason: string): Promise<void> {
+    const { workflow } = await workflowOfJob(this.tasks, this.versions, task.jobId);
+    const finished = await this.tasks.skipTask(lease, `skipped: ${reason}`, [], (outcomes) => jobResultOf(workflow, outcomes));
+    this.log.warn({ job_id: task.jobId, task_id: task.taskId, role: task.role, reason, job_completed: finished.jobCompleted }, 'stale optional task skipped: retry limit reached');
+    // If Redis is away, the reconcile pass enqueues them later.
+    if (finished.ready.length) await this.queues.enqueue(finished.ready).catch((error: unknown) => this.log.warn({ err: describeError(error) }, 'could not enqueue ready dependents; reconcile will'));
   }
 
   private async reconcilePending(report: SweepReport): Promise<void> {

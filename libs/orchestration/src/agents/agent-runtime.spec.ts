@@ -79,6 +79,57 @@ describe('runCallStep with a declared output (response_format json_schema)', () 
   });
 });
 
+describe('runCallStep for a planner (switchyard_plan)', () => {
+  const goal = workflows.get('goal')!;
+  const planMeta = callMeta(callStep(goal, 'planner'), { sensitivity: 'sensitive', priority: 'normal', tags: [] });
+  const goodPlan = JSON.stringify({
+    subtasks: [
+      { id: 'r', role: 'researcher', instruction: 'find', depends_on: [] },
+      { id: 'w', role: 'writer', instruction: 'write', depends_on: ['r'] },
+    ],
+  });
+  const cyclicPlan = JSON.stringify({
+    subtasks: [
+      { id: 'a', role: 'researcher', instruction: 'x', depends_on: ['b'] },
+      { id: 'b', role: 'writer', instruction: 'y', depends_on: ['a'] },
+    ],
+  });
+
+  it('asks with the SPEC response_format and task_type plan, and returns the validated plan', async () => {
+    const router = new ScriptedRouter([{ target: 'local_a', content: goodPlan }]);
+    const result = await runCallStep(router, callStep(goal, 'planner'), messages, planMeta, call);
+    expect(router.requests[0]!.responseFormat).toMatchObject({ type: 'json_schema', json_schema: { name: 'switchyard_plan', strict: true } });
+    expect(router.requests[0]!.meta).toMatchObject({ task_type: 'plan', sensitivity: 'sensitive' });
+    expect(result.output).toEqual(JSON.parse(goodPlan));
+  });
+
+  it('re-asks a bad plan once elsewhere, reporting the bad output of the target that gave it', async () => {
+    const router = new ScriptedRouter([
+      { target: 'local_a', content: cyclicPlan },
+      { target: 'local_b', content: goodPlan },
+    ]);
+    const result = await runCallStep(router, callStep(goal, 'planner'), messages, planMeta, call);
+    expect(router.requests[1]!.excludeTargets).toEqual(['local_a']);
+    expect(router.badOutputs).toEqual(['local_a']);
+    expect(result.routes.map((r) => [r.target, r.outcome])).toEqual([
+      ['local_a', 'bad_output'],
+      ['local_b', 'ok'],
+    ]);
+    expect(result.output).toEqual(JSON.parse(goodPlan));
+  });
+
+  it('fails for good with the reason when the second plan is bad too', async () => {
+    const router = new ScriptedRouter([
+      { target: 'local_a', content: cyclicPlan },
+      { target: 'local_b', content: JSON.stringify({ subtasks: [{ id: 'x', role: 'combine', instruction: 'i', depends_on: [] }] }) },
+    ]);
+    const error = await runCallStep(router, callStep(goal, 'planner'), messages, planMeta, call).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BadOutputError);
+    expect((error as Error).message).toMatch(/local_a and local_b are not valid plans .*unknown role "combine"/);
+    expect(router.badOutputs).toEqual(['local_a', 'local_b']);
+  });
+});
+
 describe('runCallStep with the default summary', () => {
   it('asks in JSON mode and keeps the raw text with confidence null when no target answers a summary', async () => {
     const router = new ScriptedRouter([

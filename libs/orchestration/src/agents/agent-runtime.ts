@@ -6,6 +6,7 @@ import {
   buildJobResult,
   responseFormat,
   validateOutput,
+  validatePlan,
   type CallStep,
   type CompiledAgent,
   type CompiledWorkflow,
@@ -16,21 +17,26 @@ import { modelCallKey } from './model-call-headers';
 import type { ChatMessage, ModelCallContext, ModelChatResult, ModelRouter } from './model-router.port';
 import { callForSummary, routesFromAttempts } from './structured-summary';
 
-/** What a task row carries for its agent: the for_each item, its position and key. Parsed once per task. */
+/**
+ * What a task row carries for its agent: the for_each item, its position and key; a planned
+ * subtask its instruction (its plan id is the key). Parsed once per task.
+ */
 export const TaskInputSchema = z.object({
   item: z.unknown().optional(),
   item_index: z.number().int().min(0).optional(),
   item_key: z.string().optional(),
+  instruction: z.string().optional(),
 });
 export type TaskInput = z.infer<typeof TaskInputSchema>;
 
 /** The gather checkpoint: what the templates read from upstream tasks, as it was when the task gathered. */
+const TaskOutcomeSchema = z.object({ taskId: z.string(), status: z.string(), output: z.unknown(), key: z.string().optional() });
 export const GatheredSchema = z.object({
   outputs: z.record(z.string(), z.unknown()),
-  summaries: z.record(
-    z.string(),
-    z.array(z.object({ taskId: z.string(), status: z.string(), output: z.unknown(), key: z.string().optional() })),
-  ),
+  summaries: z.record(z.string(), z.array(TaskOutcomeSchema)),
+  /** Goal workflows: a planned subtask's `{{dependencies}}`; an agent after the planner's `{{subtasks}}`. */
+  dependencies: z.array(TaskOutcomeSchema).optional(),
+  subtasks: z.array(TaskOutcomeSchema).optional(),
 });
 export type Gathered = z.infer<typeof GatheredSchema>;
 
@@ -41,7 +47,7 @@ export const CallCheckpointSchema = z.object({ raw: z.string(), output: z.unknow
  * The gather step: every upstream role's tasks as templates see them — `outputs.ROLE` (the
  * single task's output, when it succeeded) and `summaries.ROLE` (every task, in plan order).
  */
-export function gatherUpstream(agent: CompiledAgent, workflow: CompiledWorkflow, upstream: readonly TaskOutcomeRow[]): Gathered {
+export function gatherUpstream(agent: CompiledAgent, workflow: CompiledWorkflow, upstream: readonly TaskOutcomeRow[], dependsOn: readonly string[] = []): Gathered {
   const outputs: Gathered['outputs'] = {};
   const summaries: Gathered['summaries'] = {};
   for (const role of agent.upstream) {
@@ -50,7 +56,22 @@ export function gatherUpstream(agent: CompiledAgent, workflow: CompiledWorkflow,
     const single = tasks[0];
     if (!workflow.agentsByRole.get(role)?.forEach && single?.status === 'success') outputs[role] = single.output;
   }
+  const planned = plannedRolesOf(workflow);
+  const subtasks = upstream.filter((task) => planned.includes(task.role));
+  if (agent.planned) return { outputs, summaries, dependencies: subtasks.filter((task) => dependsOn.includes(task.taskId)).map(toTaskOutcome) };
+  if (workflow.planner && agent.upstream.includes(workflow.planner.role)) return { outputs, summaries, subtasks: subtasks.map(toTaskOutcome) };
   return { outputs, summaries };
+}
+
+/** The roles a goal workflow's planner may give subtasks (none for other workflows). */
+export function plannedRolesOf(workflow: CompiledWorkflow): string[] {
+  return workflow.planner?.plan?.roles ?? [];
+}
+
+/** The roles whose tasks a gather step reads: its upstream, and the planned subtasks when it comes after a planner. */
+export function gatherRolesOf(agent: CompiledAgent, workflow: CompiledWorkflow): string[] {
+  const afterPlanner = workflow.planner !== undefined && agent.upstream.includes(workflow.planner.role);
+  return afterPlanner ? [...new Set([...agent.upstream, ...plannedRolesOf(workflow)])] : agent.upstream;
 }
 
 function toTaskOutcome(task: TaskOutcomeRow): TaskOutcome {
@@ -59,7 +80,16 @@ function toTaskOutcome(task: TaskOutcomeRow): TaskOutcome {
 
 /** The template context of one task: its job's input, its item, what it gathered, its earlier steps' outputs. */
 export function renderContext(input: unknown, task: TaskInput, gathered: Gathered, steps: Record<string, unknown>): RenderContext {
-  return { input, ...(task.item === undefined ? {} : { item: task.item }), outputs: gathered.outputs, summaries: gathered.summaries, steps };
+  return {
+    input,
+    ...(task.item === undefined ? {} : { item: task.item }),
+    ...(task.instruction === undefined ? {} : { task: { instruction: task.instruction } }),
+    outputs: gathered.outputs,
+    summaries: gathered.summaries,
+    ...(gathered.dependencies ? { dependencies: gathered.dependencies } : {}),
+    ...(gathered.subtasks ? { subtasks: gathered.subtasks } : {}),
+    steps,
+  };
 }
 
 /**
@@ -124,11 +154,11 @@ export class BadOutputError extends Error {
 export async function runCallStep(router: ModelRouter, step: CallStep, messages: ChatMessage[], meta: RequestMeta, call: StepCall): Promise<CallStepResult> {
   const format = responseFormat(step);
   const maxTokens = meta.max_output_tokens;
-  if (!format || !step.output) {
+  const check = replyCheckOf(step);
+  if (!format || !check) {
     const result = await callForSummary(router, { ...call, meta, messages, ...(maxTokens ? { maxTokens } : {}) });
     return { output: result.summary, raw: result.raw, routes: result.routes, costUsd: result.costUsd };
   }
-  const schema = step.output;
   const ask = (n: number, exclude: string[]) =>
     router.chat({
       meta,
@@ -142,10 +172,11 @@ export async function runCallStep(router: ModelRouter, step: CallStep, messages:
       ...(exclude.length ? { excludeTargets: exclude } : {}),
       ...(maxTokens ? { maxTokens } : {}),
     });
-  const read = (reply: ModelChatResult) => {
+  const read = (reply: ModelChatResult): ReplyCheck => {
     const value = parseJsonObject(reply.content);
-    return value === undefined ? { ok: false as const, why: 'not a JSON object' } : validateOutput(schema, value);
+    return value === undefined ? { ok: false, why: 'not a JSON object' } : check(value);
   };
+  const what = step.plan ? 'is not a valid plan' : 'does not match the declared output';
   const first = await ask(1, []);
   const routes = routesFromAttempts(call.step, first.attempts);
   const checked = read(first);
@@ -156,20 +187,39 @@ export async function runCallStep(router: ModelRouter, step: CallStep, messages:
     retry = await ask(2, [first.target]);
   } catch (error) {
     if (call.signal.aborted) throw error;
-    throw new BadOutputError(`${step.name}: the reply of ${first.target} does not match the declared output (${describeCheck(checked)}) and no other target could answer`);
+    throw new BadOutputError(`${step.name}: the reply of ${first.target} ${what} (${checked.why}) and no other target could answer`);
   }
   const retryRoutes = routesFromAttempts(call.step, retry.attempts);
   const rechecked = read(retry);
   if (rechecked.ok) return { output: rechecked.value, raw: retry.content, routes: [...routes, ...retryRoutes], costUsd: first.costUsd + retry.costUsd };
   markBadOutput(retryRoutes, router, retry);
-  const error = new BadOutputError(`${step.name}: replies of ${first.target} and ${retry.target} do not match the declared output (${describeCheck(rechecked)})`);
+  const error = new BadOutputError(`${step.name}: the replies of ${first.target} and ${retry.target} ${step.plan ? 'are not valid plans' : 'do not match the declared output'} (${rechecked.why})`);
   Object.assign(error, { attempts: [...first.attempts, ...retry.attempts] });
   throw error;
 }
 
-function describeCheck(check: { ok: false; why: string } | { ok: false; issues: Array<{ path: string; message: string }> }): string {
-  return 'why' in check ? check.why : check.issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+type ReplyCheck = { ok: true; value: unknown } | { ok: false; why: string };
+
+/**
+ * How a structured reply is checked: a planner's against the plan rules (its output is the
+ * validated plan), a declared output against its schema; undefined for the default summary.
+ */
+function replyCheckOf(step: CallStep): ((value: unknown) => ReplyCheck) | undefined {
+  const { plan, output } = step;
+  if (plan) {
+    return (value) => {
+      const checked = validatePlan(value, plan);
+      return checked.ok ? { ok: true, value: { subtasks: checked.plan.subtasks } } : { ok: false, why: checked.reasons.join('; ') };
+    };
+  }
+  if (!output) return undefined;
+  return (value) => {
+    const checked = validateOutput(output, value);
+    return checked.ok ? { ok: true, value: checked.value } : { ok: false, why: checked.issues.map((i) => `${i.path}: ${i.message}`).join('; ') };
+  };
 }
+
+
 
 function markBadOutput(routes: RouteRecord[], router: ModelRouter, reply: ModelChatResult): void {
   const last = routes.at(-1);

@@ -71,7 +71,18 @@ describe('planWorkflowJob', () => {
 });
 
 describe('parseWorkflowSubmission', () => {
-  it('refuses a workflow that plans its subtasks at run time (goal), naming the type', () => {
-    expect(() => parseWorkflowSubmission({ type: 'goal', input: { goal: 'x' } }, workflows)).toThrow(/"goal" plans its subtasks at run time/);
+  it('accepts a goal job and plans its planner first, then combine after it; the subtasks come from the plan', () => {
+    const { workflow, submission } = parseWorkflowSubmission({ type: 'goal', input: { goal: 'Compare two queues', context: 'for a bank' } }, workflows);
+    const plan = planWorkflowJob(workflow, submission, { tenantId: 't', newId: counter(), trace: {} });
+    expect(plan.tasks.map((t) => [t.role, t.ordinal, t.totalSteps])).toEqual([
+      ['planner', 0, 2],
+      ['combine', 1, 2],
+    ]);
+    expect(plan.tasks[1]!.dependsOn).toEqual([plan.tasks[0]!.taskId]);
+    expect(plan.ready.map((t) => t.role)).toEqual(['planner']);
+  });
+
+  it('checks a goal input against its schema', () => {
+    expect(() => parseWorkflowSubmission({ type: 'goal', input: { context: 'no goal' } }, workflows)).toThrow(/goal/);
   });
 });

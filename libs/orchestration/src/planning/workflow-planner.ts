@@ -13,8 +13,6 @@ export function parseWorkflowSubmission(body: unknown, workflows: ReadonlyMap<st
   const submission = parseJobSubmission(body, (type) => {
     workflow = workflows.get(type);
     if (!workflow) return unknownTypeMessage(type, workflows.keys());
-    // Planned subtasks (goal workflows) need the plan materialiser, which this runtime does not have yet.
-    if (workflow.planner) return `job type "${type}" plans its subtasks at run time, which is not supported yet`;
     const found = workflow;
     return (input) => validateInput(found, input);
   });
@@ -24,7 +22,8 @@ export function parseWorkflowSubmission(body: unknown, workflows: ReadonlyMap<st
 /**
  * One planner for every workflow: the job's root row (which keeps the workflow definition the
  * job runs with, and its hash), then one task per agent — one per item for a `for_each` agent —
- * in dependency order, each with the task ids it waits for (`depends_on`, from `after`).
+ * in dependency order, each with the task ids it waits for (`depends_on`, from `after`). A goal
+ * workflow's planned roles get no task here: the planner's plan adds them when it completes.
  */
 export function planWorkflowJob(workflow: CompiledWorkflow, submission: JobSubmission, ctx: PlanContext): JobPlan {
   const jobId = ctx.newId();

@@ -10,6 +10,8 @@ export interface QueuedTask {
   tenantId: string;
   role: string;
   traceContext: TraceCarrier | null;
+  /** The queue job id to use instead of the task id: a retried task's earlier queue job may still exist under it. */
+  queueJobId?: string | null;
 }
 
 /** The one place a task's queue payload is built (planner, finishing worker, sweeper). */
@@ -30,7 +32,7 @@ export function parseTaskPayload(role: string, data: unknown): TaskPayload {
 /**
  * One BullMQ queue per agent role (the role is the queue name, shared by every workflow that
  * declares it), opened on first use. Every producer enqueues through here with the same options;
- * the queue job id is the task id unless the sweeper gives a resumption its own.
+ * the queue job id is the task id unless a resumption (sweeper) or a retry gave the task its own.
  */
 export class TaskQueues {
   private readonly queues = new Map<string, Queue>();
@@ -68,7 +70,7 @@ export class TaskQueues {
     return [...this.queues.keys()];
   }
 
-  async enqueue(tasks: readonly QueuedTask[], queueJobId: (task: QueuedTask) => string = (task) => task.taskId): Promise<void> {
+  async enqueue(tasks: readonly QueuedTask[], queueJobId: (task: QueuedTask) => string = (task) => task.queueJobId ?? task.taskId): Promise<void> {
     const byRole = new Map<string, QueuedTask[]>();
     for (const task of tasks) byRole.set(task.role, [...(byRole.get(task.role) ?? []), task]);
     const options = taskJobOptions(this.policy);

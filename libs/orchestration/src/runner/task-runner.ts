@@ -1,12 +1,24 @@
+import { randomUUID } from 'node:crypto';
 import type { JobMeta, RequestMeta, RouteRecord, TaskPayload } from '@switchyard/contracts';
 import { inSpan, type Logger } from '@switchyard/observability';
-import { LeaseLostError, type Lease, type StepCheckpoint, type TaskRepository, type TaskRow } from '@switchyard/state';
-import { renderMessages, referencesOf, stepsOf, taskTimeoutMs, withItemKey, type CallStep, type CompiledAgent, type CompiledWorkflow } from '@switchyard/workflows';
+import { LeaseLostError, type JobContext, type Lease, type StepCheckpoint, type TaskRepository, type TaskRow } from '@switchyard/state';
+import {
+  renderMessages,
+  referencesOf,
+  stepsOf,
+  taskTimeoutMs,
+  withItemKey,
+  type CallStep,
+  type CompiledAgent,
+  type CompiledWorkflow,
+  type PlannedSubtask,
+} from '@switchyard/workflows';
 import {
   CallCheckpointSchema,
   GatheredSchema,
   TaskInputSchema,
   callMeta,
+  gatherRolesOf,
   gatherUpstream,
   jobResultOf,
   parseJobMeta,
@@ -18,8 +30,9 @@ import { stepCallFields } from '../agents/model-call-headers';
 import type { ModelAttempt, ModelRouter } from '../agents/model-router.port';
 import { tracedModelRouter } from '../agents/traced-model-router';
 import { routesFromAttempts } from '../agents/structured-summary';
+import { materialisePlan } from '../planning/plan-materialisation';
 import type { QueuedTask } from '../queues/task-queues';
-import type { WorkflowVersions } from '../workflows/workflow-versions';
+import { workflowOfJob, type WorkflowVersions } from '../workflows/workflow-versions';
 import { describeError, isNoEligibleTarget, isRetryBudgetSpent, isTransient } from './failure';
 
 export interface TaskRunnerDeps {
@@ -47,6 +60,8 @@ export interface TaskRunnerDeps {
   /** Told of every step run, for metrics; must not throw. */
   observeStep?: (step: StepObservation) => void;
   now?: () => Date;
+  /** Ids of a planner's subtask rows. Default: random UUIDs. */
+  newId?: () => string;
 }
 
 /** One run of one step of a task. */
@@ -105,6 +120,8 @@ interface Assignment {
   workflow: CompiledWorkflow;
   agent: CompiledAgent;
   jobMeta: JobMeta;
+  /** From the claim; read separately when the claim did not bring it. */
+  jobTaskCount?: number;
 }
 
 /**
@@ -129,11 +146,11 @@ export class TaskRunner {
       if (claim.status === 'success' || claim.status === 'skipped') return { kind: 'already_done', taskId: payload.task_id };
       return { kind: 'not_runnable', taskId: payload.task_id, status: claim.status ?? 'missing' };
     }
-    const { task, lease } = claim;
+    const { task, lease, job } = claim;
     const log = this.deps.logger.child({ job_id: task.jobId, task_id: task.taskId, role: task.role, lease_version: lease.version });
     let assignment: Assignment;
     try {
-      assignment = await this.assignment(task);
+      assignment = await this.assignment(task, job);
     } catch (error) {
       const reason = describeError(error);
       const { jobFailed } = await tasks.failTask(lease, reason, []);
@@ -187,22 +204,15 @@ export class TaskRunner {
     }
   }
 
-  private async assignment(task: TaskRow): Promise<Assignment> {
-    const job = await this.deps.tasks.findJobContext(task.jobId);
-    if (!job?.workflowHash) throw new Error(`job ${task.jobId} has no workflow version`);
-    let workflow = this.deps.versions.get(job.workflowHash);
-    if (!workflow) {
-      const definition = await this.deps.tasks.findWorkflowDefinition(task.jobId);
-      if (!definition) throw new Error(`job ${task.jobId} has no stored workflow definition`);
-      workflow = this.deps.versions.compile(job.workflowHash, definition, `job ${task.jobId} (${job.jobType})`);
-    }
+  private async assignment(task: TaskRow, job: JobContext | undefined): Promise<Assignment> {
+    const { workflow, meta } = await workflowOfJob(this.deps.tasks, this.deps.versions, task.jobId, job);
     const agent = workflow.agentsByRole.get(task.role);
     if (!agent) throw new Error(`workflow "${workflow.type}" has no agent with role "${task.role}"`);
-    return { workflow, agent, jobMeta: parseJobMeta(job.meta) };
+    return { workflow, agent, jobMeta: parseJobMeta(meta), ...(job ? { jobTaskCount: job.taskCount } : {}) };
   }
 
   private async runSteps(
-    { workflow, agent, jobMeta }: Assignment,
+    { workflow, agent, jobMeta, jobTaskCount }: Assignment,
     task: TaskRow,
     lease: Lease,
     signal: AbortSignal,
@@ -220,7 +230,7 @@ export class TaskRunner {
     }
     let input: unknown;
     const last = steps.length - 1;
-    const router = tracedModelRouter(withJobTaskCount(this.deps.router, await this.jobTaskCount(task.jobId)));
+    const router = tracedModelRouter(withJobTaskCount(this.deps.router, jobTaskCount ?? (await this.jobTaskCount(task.jobId))));
     for (let step = task.currentStep; step <= last; step += 1) {
       progress.step = step;
       signal.throwIfAborted();
@@ -232,7 +242,7 @@ export class TaskRunner {
           const checkpointOf = (summary: unknown): StepCheckpoint => ({ step, name: definition.name, summary, completed_at: this.now().toISOString() });
           if (definition.kind === 'gather') {
             // Fan-in: the upstream tasks' outputs and summaries, read from Postgres, never their raw text.
-            gathered = gatherUpstream(agent, workflow, await this.deps.tasks.findTaskOutcomes(task.jobId, agent.upstream));
+            gathered = gatherUpstream(agent, workflow, await this.deps.tasks.findTaskOutcomes(task.jobId, gatherRolesOf(agent, workflow)), task.dependsOn);
             await this.deps.tasks.checkpoint(lease, checkpointOf(gathered), [], 0);
             return;
           }
@@ -248,7 +258,10 @@ export class TaskRunner {
             return;
           }
           const output = withItemKey(agent, result.output, taskInput.item);
-          const finished = await this.deps.tasks.completeTask(lease, checkpoint, output, result.routes, result.costUsd, (outcomes) => jobResultOf(workflow, outcomes));
+          // A planner's validated plan becomes its subtasks' rows, written with its completion.
+          const subtasks = definition.plan ? materialisePlan((result.output as { subtasks: PlannedSubtask[] }).subtasks, task, workflow, this.deps.newId ?? randomUUID) : [];
+          if (subtasks.length) log.info({ subtasks: subtasks.map((s) => ({ task_id: s.taskId, role: s.role })) }, 'plan accepted');
+          const finished = await this.deps.tasks.completeTask(lease, checkpoint, output, result.routes, result.costUsd, (outcomes) => jobResultOf(workflow, outcomes), subtasks);
           if (finished.jobCompleted) log.info('job completed');
           await this.enqueueReady(finished.ready, log);
         });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { JobContext, TaskRepository } from '@switchyard/state';
 import { compileWorkflow, type CompiledWorkflow, type WorkflowDefinition } from '@switchyard/workflows';
 
 /** The hash a stored workflow definition is known by (its JSON, as stored on the job's root row). */
@@ -36,4 +37,24 @@ export class WorkflowVersions {
     this.compiled.set(hash, workflow);
     return workflow;
   }
+}
+
+/**
+ * The workflow version a job was planned with, and its meta: from the cache by the hash on its
+ * root row (`known` when the caller read it already, as a claim does), else compiled from the
+ * definition stored there. Throws when the job has none.
+ */
+export async function workflowOfJob(
+  tasks: Pick<TaskRepository, 'findJobContext' | 'findWorkflowDefinition'>,
+  versions: WorkflowVersions,
+  jobId: string,
+  known?: Pick<JobContext, 'meta' | 'workflowHash' | 'jobType'>,
+): Promise<{ workflow: CompiledWorkflow; meta: unknown }> {
+  const job = known ?? (await tasks.findJobContext(jobId));
+  if (!job?.workflowHash) throw new Error(`job ${jobId} has no workflow version`);
+  const cached = versions.get(job.workflowHash);
+  if (cached) return { workflow: cached, meta: job.meta };
+  const definition = await tasks.findWorkflowDefinition(jobId);
+  if (!definition) throw new Error(`job ${jobId} has no stored workflow definition`);
+  return { workflow: versions.compile(job.workflowHash, definition, `job ${jobId} (${job.jobType})`), meta: job.meta };
 }

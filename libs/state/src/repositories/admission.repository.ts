@@ -21,6 +21,8 @@ export interface AdmittedTask {
   tenantId: string;
   role: string;
   traceContext: TraceCarrier | null;
+  /** Set for a retried task: its earlier queue job still exists under the task id. */
+  queueJobId: string | null;
 }
 
 /** One advisory lock key for every supervisor's admission pass. */
@@ -70,11 +72,11 @@ export class AdmissionRepository {
 
   /** The pending tasks of an admitted job, for its producer to enqueue. */
   async readyTasksOf(jobId: string): Promise<AdmittedTask[]> {
-    const result = await this.db.execute<{ task_id: string; job_id: string; tenant_id: string; role: string; trace_context: TraceCarrier | null }>(sql`
-      select task_id, job_id, tenant_id, role, trace_context from agent_task_state t
+    const result = await this.db.execute<{ task_id: string; job_id: string; tenant_id: string; role: string; trace_context: TraceCarrier | null; queue_job_id: string | null }>(sql`
+      select task_id, job_id, tenant_id, role, trace_context, queue_job_id from agent_task_state t
       where job_id = ${jobId} and parent_task_id is not null and status = 'pending' and ${dependenciesDone('t')}
       order by ordinal, created_at`);
-    return result.rows.map((r) => ({ taskId: r.task_id, jobId: r.job_id, tenantId: r.tenant_id, role: r.role, traceContext: r.trace_context }));
+    return result.rows.map((r) => ({ taskId: r.task_id, jobId: r.job_id, tenantId: r.tenant_id, role: r.role, traceContext: r.trace_context, queueJobId: r.queue_job_id }));
   }
 
   /** A job's status (its root row), or null when there is no such job of the tenant. */

@@ -8,6 +8,7 @@ import { sql } from 'drizzle-orm';
 import type { NewTaskRow } from '../schema';
 import { createTestDatabase, type TestDatabase } from '../testing/test-database';
 import { TaskRecoveryRepository, type StaleDecision } from './task-recovery.repository';
+import { AttemptLedgerRepository } from './attempt-ledger.repository';
 import { LeaseLostError, TaskRepository, type Lease } from './task.repository';
 
 let database: TestDatabase;
@@ -179,5 +180,88 @@ describe('TaskRecoveryRepository (Postgres)', () => {
     await recovery.sweepStale({ sweeperId: 'sweeper:a', staleAfterMs: 5_000, limit: 100, decide: requeue });
     const resumed = await recovery.listForAdmin({ resumed: true, staleAfterMs: 5_000, limit: 100 });
     expect(resumed.find((t) => t.taskId === job.extractIds[0])).toMatchObject({ retryCount: 1, leaseOwner: 'sweeper:a', stale: false });
+  });
+});
+
+describe('giving up on tasks: optional ones skipped, in-flight attempts abandoned', () => {
+  const ledger = () => new AttemptLedgerRepository(database.db, database.pool);
+  const inFlight = (taskId: string, jobId: string, attemptId: string) => ({
+    at: new Date(),
+    source: 'worker',
+    tenantId: 'acme',
+    jobId,
+    taskId,
+    step: 1,
+    target: 'cloud_main',
+    targetType: 'cloud',
+    model: 'gpt',
+    rule: 'r',
+    outcome: 'in_flight',
+    inputTokens: 10,
+    usageEstimated: true,
+    latencyMs: 0,
+    costUsd: 0,
+    attemptId,
+  });
+  const outcomes = async (jobId: string) =>
+    (await database.pool.query<{ attempt_id: string; outcome: string }>('select attempt_id, outcome from model_call_ledger where job_id = $1 order by attempt_id', [jobId])).rows.map((r) => [
+      r.attempt_id,
+      r.outcome,
+    ]);
+
+  it('at the retry limit, an optional stale task is handed to the sweeper to skip (not failed), and skipping it readies its dependents', async () => {
+    const job = await createJob(2, [false, true]);
+    await completeTask(await claim(job.extractIds[0]!));
+    await claim(job.extractIds[1]!);
+    await silence([job.extractIds[1]!]);
+    const swept = (
+      await recovery.sweepStale({ sweeperId: 'sweeper:a', staleAfterMs: 5_000, limit: 100, decide: () => ({ action: 'fail', reason: 'abandoned: retry limit reached' }) })
+    ).filter((t) => t.jobId === job.jobId);
+    expect(swept).toEqual([expect.objectContaining({ action: 'give_up', reason: 'abandoned: retry limit reached', lease: { taskId: job.extractIds[1], owner: 'sweeper:a', version: 2 } })]);
+    const given = swept[0]!;
+    if (given.action !== 'give_up') throw new Error('expected give_up');
+    expect((await tasks.findTask(job.extractIds[1]!))!).toMatchObject({ status: 'running', leaseOwner: 'sweeper:a', retryCount: 1 });
+
+    const finished = await tasks.skipTask(given.lease, `skipped: ${given.reason}`, []);
+    expect(finished.ready.map((t) => t.taskId)).toEqual([job.synthesizeId]);
+    expect((await tasks.findTask(job.extractIds[1]!))!).toMatchObject({ status: 'skipped', error: 'skipped: abandoned: retry limit reached' });
+  });
+
+  it('the last unfinished task skipped by the sweeper completes the job', async () => {
+    const job = await createJob(1, [true]);
+    await claim(job.extractIds[0]!);
+    await silence([job.extractIds[0]!]);
+    // synthesize needs no dependency done to be done itself: finish it first.
+    await database.db.execute(sql`update agent_task_state set depends_on = '{}' where task_id = ${job.synthesizeId}::uuid`);
+    await completeTask(await claim(job.synthesizeId));
+    const [given] = (await recovery.sweepStale({ sweeperId: 'sweeper:a', staleAfterMs: 5_000, limit: 100, decide: () => ({ action: 'fail', reason: 'abandoned' }) })).filter(
+      (t) => t.jobId === job.jobId,
+    );
+    if (given?.action !== 'give_up') throw new Error('expected give_up');
+    expect(await tasks.skipTask(given.lease, 'skipped: abandoned', [], () => ({ done: true }))).toEqual({ ready: [], jobCompleted: true });
+    expect((await tasks.findTask(job.jobId))!).toMatchObject({ status: 'success', outputSummary: { done: true } });
+  });
+
+  it("marks the in-flight attempts of a task failed at the retry limit, and of the siblings it cancels, abandoned", async () => {
+    const job = await createJob(2);
+    await claim(job.extractIds[0]!);
+    await claim(job.extractIds[1]!, 'worker-b');
+    await ledger().recordStarted(inFlight(job.extractIds[0]!, job.jobId, 'a:1'), { abandonEarlier: false });
+    await ledger().recordStarted(inFlight(job.extractIds[1]!, job.jobId, 'b:1'), { abandonEarlier: false });
+    await silence([job.extractIds[0]!]);
+    await recovery.sweepStale({ sweeperId: 'sweeper:a', staleAfterMs: 5_000, limit: 100, decide: () => ({ action: 'fail', reason: 'abandoned: retry limit reached' }) });
+    expect(await outcomes(job.jobId)).toEqual([
+      ['a:1', 'abandoned'],
+      ['b:1', 'abandoned'],
+    ]);
+  });
+
+  it("marks a cancelled job's in-flight attempts abandoned", async () => {
+    const job = await createJob(1);
+    await claim(job.extractIds[0]!);
+    await ledger().recordStarted(inFlight(job.extractIds[0]!, job.jobId, 'c:1'), { abandonEarlier: false });
+    const tenantId = (await tasks.findTask(job.jobId))!.tenantId;
+    expect((await tasks.cancelJob(tenantId, job.jobId))?.cancelled).toBe(true);
+    expect(await outcomes(job.jobId)).toEqual([['c:1', 'abandoned']]);
   });
 });

@@ -3,7 +3,7 @@ import type { TaskStatus } from '@switchyard/contracts';
 import type { Database } from '../database';
 import { agentTaskState as t } from '../schema';
 import type { TraceCarrier } from '@switchyard/contracts';
-import { dependenciesDone, failTaskStatement } from './task.repository';
+import { abandonInFlightAttempts, dependenciesDone, failTaskStatement, type Lease } from './task.repository';
 
 /** A running task whose heartbeat is older than the stale threshold, locked for this sweep. */
 export interface StaleTask {
@@ -28,6 +28,14 @@ export type SweptTask = StaleTask &
   (
     | { action: 'requeue'; newRetryCount: number; newLeaseVersion: number; queueJobId: string }
     | { action: 'fail'; reason: string; jobFailed: boolean }
+    /**
+     * An optional task at the retry limit: it is given up as `skipped`, not failed, so that its
+     * dependents go on and its job can complete. The sweep takes its lease (the dead owner is
+     * fenced out); the caller skips it with `TaskRepository.skipTask(lease, …)`, the same finish
+     * path as a worker's, which readies dependents and completes the job. Should the caller die
+     * first, the task is stale again under the sweeper's lease and the next sweep gives it up again.
+     */
+    | { action: 'give_up'; reason: string; lease: Lease }
   );
 
 /** A pending task the reconcile pass looks at: whether its queue entry still exists is Redis's question. */
@@ -122,6 +130,16 @@ export class TaskRecoveryRepository {
       for (const task of stale) {
         const decision = options.decide(task, dbNow);
         if (decision.action === 'skip') continue;
+        if (decision.action === 'fail' && task.optional) {
+          const lease = { taskId: task.taskId, owner: options.sweeperId, version: task.leaseVersion + 1 };
+          await tx
+            .update(t)
+            .set({ retryCount: sql`${t.retryCount} + 1`, leaseOwner: lease.owner, leaseVersion: lease.version, updatedAt: sql`now()` })
+            .where(eq(t.taskId, task.taskId));
+          await tx.execute(abandonInFlightAttempts(sql`select ${task.taskId}::uuid`));
+          swept.push({ ...task, action: 'give_up', reason: decision.reason, lease });
+          continue;
+        }
         if (decision.action === 'fail') {
           const where = sql`task_id = ${task.taskId} and status = 'running' and lease_version = ${task.leaseVersion}`;
           const result = await tx.execute<{ done: number; job_failed: number }>(failTaskStatement(where, task.taskId, decision.reason, []));

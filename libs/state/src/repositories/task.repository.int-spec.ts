@@ -769,3 +769,172 @@ describe('DAG fan-in (depends_on) and ready dependents', () => {
     expect((await row(dag.jobId)).outputSummary).toEqual({ n: 5 });
   });
 });
+
+describe("a planner's subtasks (goal jobs)", () => {
+  async function createGoalJob(tenantId: string) {
+    const jobId = randomUUID();
+    const [planner, combine] = [randomUUID(), randomUUID()];
+    const base = { jobId, tenantId, jobType: 'goal', parentTaskId: jobId, inputSummary: {}, totalSteps: 2 };
+    const root: NewTaskRow = { taskId: jobId, jobId, tenantId, jobType: 'goal', parentTaskId: null, agentId: 'supervisor', role: 'job', inputSummary: {}, totalSteps: 2 };
+    await repo.createJob(root, [
+      { ...base, taskId: planner, agentId: 'planner', role: 'planner', ordinal: 0 },
+      { ...base, taskId: combine, agentId: 'combine', role: 'combine', ordinal: 1, dependsOn: [planner] },
+    ]);
+    return { jobId, tenantId, planner, combine };
+  }
+
+  /** gather → analyse (after gather) → write (after both), as the planner's materialised rows. */
+  function subtasksOf(job: { jobId: string; tenantId: string; planner: string }) {
+    const [gather, analyse, write] = [randomUUID(), randomUUID(), randomUUID()];
+    const base = { jobId: job.jobId, tenantId: job.tenantId, jobType: 'goal', parentTaskId: job.planner, totalSteps: 2 };
+    const rows: NewTaskRow[] = [
+      { ...base, taskId: gather, agentId: 'researcher:gather', role: 'researcher', ordinal: 1, dependsOn: [job.planner], inputSummary: { instruction: 'find', item_key: 'gather' } },
+      { ...base, taskId: analyse, agentId: 'analyst:analyse', role: 'analyst', ordinal: 2, dependsOn: [job.planner, gather], inputSummary: { instruction: 'think', item_key: 'analyse' } },
+      { ...base, taskId: write, agentId: 'writer:write', role: 'writer', ordinal: 3, dependsOn: [job.planner, gather, analyse], inputSummary: { instruction: 'write', item_key: 'write' } },
+    ];
+    return { rows, gather, analyse, write };
+  }
+
+  const plan = { subtasks: [] };
+  const output = { conclusion: 'c', evidence: [], confidence: 1 };
+
+  it("writes the subtasks with the planner's completion, extends combine's depends_on to them, and makes the first level ready", async () => {
+    const job = await createGoalJob(newTenant());
+    const { rows, gather, analyse, write } = subtasksOf(job);
+    const finished = await repo.completeTask(await claim(job.planner), checkpointOf(0), plan, [], 0, () => null, rows);
+    expect(finished).toEqual({ ready: [{ taskId: gather, jobId: job.jobId, tenantId: job.tenantId, role: 'researcher', traceContext: null }], jobCompleted: false });
+    expect(await row(gather)).toMatchObject({ status: 'pending', parentTaskId: job.planner, dependsOn: [job.planner], inputSummary: { instruction: 'find', item_key: 'gather' } });
+    expect((await row(job.combine)).dependsOn).toEqual([job.planner, gather, analyse, write]);
+    expect((await row(job.combine)).ordinal).toBe(4);
+    expect((await row(job.jobId)).totalSteps).toBe(5);
+    expect(await repo.claimTask(job.combine, 'w')).toEqual({ claimed: false, reason: 'blocked', status: 'pending' });
+
+    // Dependency order: each level readies the next, combine comes last and completes the job.
+    expect((await repo.completeTask(await claim(gather), checkpointOf(0), output, [], 0)).ready.map((t) => t.taskId)).toEqual([analyse]);
+    expect((await repo.completeTask(await claim(analyse), checkpointOf(0), output, [], 0)).ready.map((t) => t.taskId)).toEqual([write]);
+    expect((await repo.completeTask(await claim(write), checkpointOf(0), output, [], 0)).ready.map((t) => t.taskId)).toEqual([job.combine]);
+    const last = await repo.completeTask(await claim(job.combine), checkpointOf(0), output, [], 0, (outcomes) => outcomes.map((o) => [o.role, o.key ?? null]));
+    expect(last.jobCompleted).toBe(true);
+    expect((await row(job.jobId)).outputSummary).toEqual([
+      ['planner', null],
+      ['researcher', 'gather'],
+      ['analyst', 'analyse'],
+      ['writer', 'write'],
+      ['combine', null],
+    ]);
+  });
+
+  it('never half-materialises: a subtask row that cannot be written leaves the planner running and nothing written', async () => {
+    const job = await createGoalJob(newTenant());
+    const { rows, gather } = subtasksOf(job);
+    const lease = await claim(job.planner);
+    const clash = { ...rows[2]!, taskId: job.combine };
+    await expect(repo.completeTask(lease, checkpointOf(0), plan, [], 0, () => null, [rows[0]!, rows[1]!, clash])).rejects.toThrow();
+    expect(await repo.findTask(gather)).toBeUndefined();
+    expect(await row(job.planner)).toMatchObject({ status: 'running', outputSummary: null });
+    expect((await row(job.combine)).dependsOn).toEqual([job.planner]);
+  });
+
+  it('writes no subtask for a planner whose lease is gone', async () => {
+    const job = await createGoalJob(newTenant());
+    const { rows, gather } = subtasksOf(job);
+    const lease = await claim(job.planner);
+    await expect(repo.completeTask({ ...lease, version: lease.version + 1 }, checkpointOf(0), plan, [], 0, () => null, rows)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await repo.findTask(gather)).toBeUndefined();
+  });
+});
+
+describe('retryJob', () => {
+  const output = { conclusion: 'ok', evidence: [], confidence: 1 };
+
+  it("puts a failed job's failed and cancelled tasks back with their checkpoints, keeps finished ones, fences old leases", async () => {
+    const tenantId = newTenant();
+    const job = await createJob({ tenantId, extracts: 3 });
+    const [first, second, third] = job.extractIds as [string, string, string];
+    await repo.completeTask(await claim(first), checkpointOf(0), output, [], 0);
+    const runningSibling = await claim(third, 'worker-c');
+    const failing = await claim(second, 'worker-b');
+    await repo.checkpoint(failing, checkpointOf(0, 'prepare'), [route(0)], 0.25);
+    await repo.failTask(failing, 'upstream rejected the request', []);
+    const before = await row(second);
+
+    expect(await repo.retryJob(tenantId, job.jobId)).toEqual({ retried: true, tasks: 3 });
+    expect(await row(job.jobId)).toMatchObject({ status: 'queued', error: null, finishedAt: null });
+    expect(await row(first)).toMatchObject({ status: 'success', outputSummary: output, retryCount: 0 });
+    const retried = await row(second);
+    expect(retried).toMatchObject({
+      status: 'queued',
+      error: null,
+      finishedAt: null,
+      leaseOwner: null,
+      currentStep: 1,
+      stepCheckpoints: [checkpointOf(0, 'prepare')],
+      costUsd: 0.25,
+      retryCount: before.retryCount + 1,
+      leaseVersion: before.leaseVersion + 1,
+      queueJobId: `${second}.r${before.retryCount + 1}`,
+    });
+    expect(await row(third)).toMatchObject({ status: 'queued' });
+    expect(await row(job.synthesizeId)).toMatchObject({ status: 'queued' });
+    // The worker that held the cancelled sibling stays fenced out.
+    await expect(repo.checkpoint(runningSibling, checkpointOf(0), [], 0)).rejects.toBeInstanceOf(LeaseLostError);
+  });
+
+  it('retries a cancelled job; keeps a skipped optional task that a finished task built on', async () => {
+    const tenantId = newTenant();
+    const job = await createJob({ tenantId, extracts: 2, optional: [true, false] });
+    const [optional, required] = job.extractIds as [string, string];
+    await repo.skipTask(await claim(optional), 'skipped: no target', []);
+    await repo.completeTask(await claim(required), checkpointOf(0), output, [], 0);
+    expect((await repo.cancelJob(tenantId, job.jobId))?.cancelled).toBe(true);
+
+    expect(await repo.retryJob(tenantId, job.jobId)).toEqual({ retried: true, tasks: 2 });
+    expect(await row(optional)).toMatchObject({ status: 'queued' });
+    expect(await row(job.synthesizeId)).toMatchObject({ status: 'queued' });
+
+    const other = await createJob({ tenantId, extracts: 1, optional: [true] });
+    await repo.skipTask(await claim(other.extractIds[0]!), 'skipped: no target', []);
+    await repo.completeTask(await claim(other.synthesizeId), checkpointOf(0), output, [], 0);
+    await database.db.update(agentTaskState).set({ status: 'failed' }).where(eq(agentTaskState.taskId, other.jobId));
+    expect(await repo.retryJob(tenantId, other.jobId)).toEqual({ retried: true, tasks: 0 });
+    expect(await row(other.extractIds[0]!)).toMatchObject({ status: 'skipped' });
+  });
+
+  it("forgets the stored answers of a retried task's unfinished steps (a bad plan would be reused), not those of finished ones", async () => {
+    const tenantId = newTenant();
+    const job = await createJob({ tenantId, extracts: 2 });
+    const [done, failing] = job.extractIds as [string, string];
+    await repo.completeTask(await claim(done), checkpointOf(0), output, [], 0);
+    const lease = await claim(failing);
+    await repo.checkpoint(lease, checkpointOf(0, 'prepare'), [], 0);
+    await repo.failTask(lease, 'BadOutputError: replies do not match', []);
+    const answer = (key: string, taskId: string) =>
+      database.pool.query(
+        `insert into model_call_results (idempotency_key, tenant_id, task_id, content, target, model, rule, usage) values ($1, $2, $3, 'x', 't', 'm', 'r', '{"inputTokens":1,"outputTokens":1}')`,
+        [key, tenantId, taskId],
+      );
+    for (const key of [`${done}:0:1`, `${failing}:0:1`, `${failing}:1:1`, `${failing}:1:2`]) await answer(key, key.slice(0, 36));
+    await repo.retryJob(tenantId, job.jobId);
+    const keys = (await database.pool.query<{ k: string }>('select idempotency_key as k from model_call_results where tenant_id = $1 order by 1', [tenantId])).rows.map((r) => r.k);
+    expect(keys).toEqual([`${done}:0:1`, `${failing}:0:1`].sort());
+  });
+
+  it('refuses a job that is not failed or cancelled, and finds no job of another tenant', async () => {
+    const tenantId = newTenant();
+    const job = await createJob({ tenantId });
+    expect(await repo.retryJob(tenantId, job.jobId)).toEqual({ retried: false, status: 'pending' });
+    expect(await repo.retryJob(newTenant(), job.jobId)).toBeNull();
+    expect(await row(job.jobId)).toMatchObject({ status: 'pending' });
+  });
+});
+
+describe('claimTask brings the job context', () => {
+  it("returns the job's meta, workflow hash, type and task count with the claim", async () => {
+    const tenantId = newTenant();
+    const job = buildJob({ tenantId, extracts: 2 });
+    await repo.createJob({ ...job.root, workflowHash: 'hash-1', inputSummary: { input: {}, meta: { sensitivity: 'sensitive' } } }, job.tasks);
+    const claimed = await repo.claimTask(job.extractIds[0]!, 'worker-a');
+    if (!claimed.claimed) throw new Error('not claimed');
+    expect(claimed.job).toEqual({ meta: { sensitivity: 'sensitive' }, workflowHash: 'hash-1', jobType: 'doc_review', taskCount: 3 });
+  });
+});

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Pool } from 'pg';
 import type { RouteRecord, TaskStatus, TraceCarrier } from '@switchyard/contracts';
 import { poolBehind, type Database } from '../database';
@@ -20,8 +20,17 @@ export class LeaseLostError extends Error {
   }
 }
 
+/** What every task of a job runs with, read from the job's root row. */
+export interface JobContext {
+  meta: unknown;
+  workflowHash: string | null;
+  jobType: string;
+  /** The job's task count (the root's total_steps), which sizes its retry budget. */
+  taskCount: number;
+}
+
 export type ClaimResult =
-  | { claimed: true; task: TaskRow; lease: Lease }
+  | { claimed: true; task: TaskRow; lease: Lease; job?: JobContext }
   | { claimed: false; reason: 'missing' | 'already_running' | 'finished' | 'blocked'; status?: TaskStatus };
 
 /**
@@ -49,6 +58,8 @@ export interface ReadyTask {
   tenantId: string;
   role: string;
   traceContext: TraceCarrier | null;
+  /** The queue job id its next run must use when not the task id (a retried or resumed task: its earlier queue job still exists). */
+  queueJobId?: string | null;
 }
 
 /** A finished (or given-up) task as the job result sees it. */
@@ -71,8 +82,30 @@ export interface FinishResult {
 
 /** How a task ends without failing its job: done with an output, or skipped (optional) with a reason. */
 export type TaskFinish =
-  | { status: 'success'; checkpoint: StepCheckpoint; output: unknown; routes: RouteRecord[]; costUsd: number }
+  | {
+      status: 'success';
+      checkpoint: StepCheckpoint;
+      output: unknown;
+      routes: RouteRecord[];
+      costUsd: number;
+      /**
+       * A planner's subtasks (their `depends_on` include the planner): written with its
+       * completion, in the same transaction, and the tasks that waited for the planner then
+       * wait for them too. A plan is never half there.
+       */
+      subtasks?: NewTaskRow[];
+    }
   | { status: 'skipped'; reason: string; routes: RouteRecord[] };
+
+/**
+ * The ledger rows of upstream attempts still `in_flight` for these tasks (a SQL expression of
+ * task ids: a subquery or a literal), marked `abandoned`: the task ended (failed, cancelled,
+ * given up) and will not run the call again to settle them. A call that does finish after all
+ * replaces its row with the real outcome.
+ */
+export function abandonInFlightAttempts(taskIds: SQL) {
+  return sql`update model_call_ledger set outcome = 'abandoned' where outcome = 'in_flight' and task_id in (${taskIds})`;
+}
 
 /**
  * Fails a task and rolls the failure up: a required task takes its job down (and the job's
@@ -85,7 +118,7 @@ export function failTaskStatement(where: ReturnType<typeof sql>, taskId: string,
         update ${t} set status = 'failed', error = ${reason}, route_targets = route_targets || ${json(routes)},
           updated_at = now(), finished_at = now()
         where ${where}
-        returning job_id, optional, agent_id
+        returning task_id, job_id, optional, agent_id
       ), job as (
         update ${t} set status = 'failed', updated_at = now(), finished_at = now(),
           error = 'task ' || (select agent_id from done) || ' failed: ' || ${reason}
@@ -97,6 +130,8 @@ export function failTaskStatement(where: ReturnType<typeof sql>, taskId: string,
         where job_id = (select task_id from job) and task_id <> ${taskId}
           and parent_task_id is not null and status in ('pending', 'running', 'paused')
         returning task_id
+      ), abandoned as (
+        ${abandonInFlightAttempts(sql.raw('select task_id from done union all select task_id from siblings'))}
       )
       select (select count(*) from done)::int as done, (select count(*) from job)::int as job_failed`;
 }
@@ -135,6 +170,8 @@ export interface JobListCursor {
 }
 
 const ACTIVE: TaskStatus[] = ['queued', 'pending', 'running', 'paused'];
+/** A step makes at most this many model calls (a call and its re-ask elsewhere, with room to spare). */
+const MAX_CALLS_PER_STEP = 4;
 const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
 
 /*
@@ -187,12 +224,26 @@ with claimed as (
   where task_id = (select job_id from claimed) and status = 'pending'
   returning task_id
 )
-select * from claimed`;
+select c.*, r.input_summary -> 'meta' as job_meta, r.workflow_hash as job_workflow_hash, r.job_type as job_job_type, r.total_steps as job_task_count
+from claimed c left join agent_task_state r on r.task_id = c.job_id and r.parent_task_id is null`;
 
 const TASK_STATUS_SQL = `/* sy:taskStatus */ select status from agent_task_state where task_id = $1`;
 
-/** The lease fence: $1 task, $2 owner, $3 version. */
+/**
+ * The lease fence, its one home: a write to a task must present its exact lease (owner and
+ * version) while it runs. As text with $1 task, $2 owner, $3 version for the pre-built
+ * statements, and as a drizzle condition (`leaseFence`) built from the same text.
+ */
 const FENCE = `task_id = $1 and lease_owner = $2 and lease_version = $3 and status = 'running'`;
+
+/** `FENCE` with this lease's values as parameters. */
+export function leaseFence(lease: Lease): SQL {
+  const values = [lease.taskId, lease.owner, lease.version];
+  return sql.join(
+    FENCE.split(/\$(\d)/).map((part, i) => (i % 2 === 1 ? sql`${values[Number(part) - 1]}` : sql.raw(part))),
+    sql.raw(''),
+  );
+}
 
 const CHECKPOINT_SQL = `/* sy:checkpoint */
 update agent_task_state set current_step = $4::int + 1, step_checkpoints = step_checkpoints || $5::jsonb,
@@ -222,16 +273,19 @@ returning job_id`;
  */
 const LOCK_JOB_SQL = `/* sy:lockJob */ select status from agent_task_state where task_id = $1 for update`;
 
-const READY_DEPENDENTS_SQL = `/* sy:readyDependents */
-select task_id, job_id, tenant_id, role, trace_context from agent_task_state d
+/**
+ * After a finish, in one round trip: the dependents of $2 that became ready (rows with a
+ * task_id), and the count of the job's unfinished tasks — anything but success and an
+ * optional task given up (the row without one).
+ */
+const READY_AND_UNFINISHED_SQL = `/* sy:readyDependents */
+select task_id, job_id, tenant_id, role, trace_context, queue_job_id, ordinal, null::int as unfinished from agent_task_state d
 where d.job_id = $1 and d.status = 'pending' and $2::uuid = any(d.depends_on) and ${dependenciesDoneSql('d')}
-order by d.ordinal`;
-
-/** Tasks of the job not finished: anything but success and an optional task given up. */
-const UNFINISHED_SQL = `/* sy:unfinishedTasks */
-select count(*)::int as unfinished from agent_task_state
+union all
+select null, null, null, null, null, null, null, count(*)::int from agent_task_state
 where job_id = $1 and parent_task_id is not null
-  and status <> 'success' and not (optional and status in ('skipped', 'failed', 'cancelled'))`;
+  and status <> 'success' and not (optional and status in ('skipped', 'failed', 'cancelled'))
+order by unfinished nulls first, ordinal`;
 
 const JOB_OUTCOMES_SQL = `/* sy:jobOutcomes */
 select task_id, role, status, output_summary, input_summary ->> 'item_key' as item_key
@@ -241,6 +295,24 @@ order by ordinal, created_at`;
 const COMPLETE_JOB_SQL = `/* sy:completeJob */
 update agent_task_state set status = 'success', output_summary = $2::jsonb, updated_at = now(), finished_at = now()
 where task_id = $1 and status = 'running'`;
+
+/** A planner's subtasks: $1 the rows as a JSON array. */
+const INSERT_SUBTASKS_SQL = `/* sy:insertSubtasks */
+${taskInsert.insertFromArray(1)}`;
+
+/**
+ * After a planner's subtasks went in ($1 job, $2 planner, $3 subtask ids): the job's other
+ * tasks that waited for the planner (the combining agent) wait for every subtask too and
+ * list after them (the subtasks take the ordinals after the planner's), and the root counts them.
+ */
+const EXTEND_DEPENDENTS_SQL = `/* sy:extendPlanDependents */
+update agent_task_state set
+  depends_on = case when task_id = $1 then depends_on else depends_on || $3::uuid[] end,
+  total_steps = case when task_id = $1 then total_steps + cardinality($3::uuid[]) else total_steps end,
+  ordinal = case when task_id = $1 then ordinal else ordinal + cardinality($3::uuid[]) end,
+  updated_at = now()
+where job_id = $1
+  and (task_id = $1 or ($2::uuid = any(depends_on) and parent_task_id is distinct from $2::uuid))`;
 
 const HEARTBEAT_SQL = `/* sy:heartbeat */ update agent_task_state set updated_at = now() where ${FENCE}`;
 
@@ -289,12 +361,13 @@ export class TaskRepository {
     await this.db.delete(t).where(and(eq(t.tenantId, tenantId), eq(t.taskId, jobId), isNull(t.parentTaskId)));
   }
 
+  /** The root first, then the tasks in plan order (a planner's subtasks between it and combine, not grouped by parent). */
   async findJobTree(tenantId: string, jobId: string): Promise<TaskView[]> {
     return this.db
       .select(viewColumns)
       .from(t)
       .where(and(eq(t.tenantId, tenantId), eq(t.jobId, jobId)))
-      .orderBy(sql`${t.parentTaskId} nulls first`, asc(t.ordinal), asc(t.createdAt));
+      .orderBy(sql`${t.parentTaskId} is null desc`, asc(t.ordinal), asc(t.createdAt));
   }
 
   async listJobs(
@@ -346,7 +419,12 @@ export class TaskRepository {
     const raw = result.rows[0];
     if (raw) {
       const task = toTaskRow(raw);
-      return { claimed: true, task, lease: { taskId, owner, version: task.leaseVersion } };
+      // The job's context comes with the claim: a task run needs it at once, and one round trip is cheaper than two.
+      const job: JobContext | undefined =
+        raw.job_job_type == null
+          ? undefined
+          : { meta: raw.job_meta, workflowHash: (raw.job_workflow_hash as string | null) ?? null, jobType: raw.job_job_type as string, taskCount: Number(raw.job_task_count) };
+      return { claimed: true, task, lease: { taskId, owner, version: task.leaseVersion }, ...(job ? { job } : {}) };
     }
     const current = (await this.pool.query<{ status: TaskStatus }>({ name: 'sy-task-status', text: TASK_STATUS_SQL, values: [taskId] })).rows[0];
     if (!current) return { claimed: false, reason: 'missing' };
@@ -371,7 +449,8 @@ export class TaskRepository {
   /**
    * Records the last step and the task's output. Returns the dependents that became ready,
    * and, when this was the job's last unfinished task, completes the job with
-   * `resultOf(every task's outcome)` in the same transaction.
+   * `resultOf(every task's outcome)` in the same transaction. A planner passes its
+   * `subtasks`: they are written in that transaction too (see `TaskFinish`).
    */
   async completeTask(
     lease: Lease,
@@ -380,8 +459,9 @@ export class TaskRepository {
     routes: RouteRecord[],
     costUsd: number,
     resultOf: (outcomes: TaskOutcomeRow[]) => unknown = () => null,
+    subtasks: NewTaskRow[] = [],
   ): Promise<FinishResult> {
-    return this.finish(lease, { status: 'success', checkpoint, output, routes, costUsd }, resultOf);
+    return this.finish(lease, { status: 'success', checkpoint, output, routes, costUsd, subtasks }, resultOf);
   }
 
   /** An optional task given up (degradation): `skipped` with the reason; its dependents go on without it. */
@@ -408,14 +488,23 @@ export class TaskRepository {
         throw new LeaseLostError(lease, finish.status === 'success' ? 'complete' : 'skip');
       }
       await client.query({ name: 'sy-lock-job', text: LOCK_JOB_SQL, values: [jobId] });
-      const ready = await client.query<{ task_id: string; job_id: string; tenant_id: string; role: string; trace_context: TraceCarrier | null }>({
-        name: 'sy-ready-dependents',
-        text: READY_DEPENDENTS_SQL,
-        values: [jobId, lease.taskId],
-      });
-      const unfinished = await client.query<{ unfinished: number }>({ name: 'sy-unfinished-tasks', text: UNFINISHED_SQL, values: [jobId] });
+      if (finish.status === 'success' && finish.subtasks?.length) {
+        await client.query({ name: 'sy-insert-subtasks', text: INSERT_SUBTASKS_SQL, values: [JSON.stringify(finish.subtasks.map(taskInsert.toJson))] });
+        await client.query({ name: 'sy-extend-plan-dependents', text: EXTEND_DEPENDENTS_SQL, values: [jobId, lease.taskId, finish.subtasks.map((task) => task.taskId)] });
+      }
+      const after = await client.query<{
+        task_id: string | null;
+        job_id: string;
+        tenant_id: string;
+        role: string;
+        trace_context: TraceCarrier | null;
+        queue_job_id: string | null;
+        unfinished: number | null;
+      }>({ name: 'sy-ready-and-unfinished', text: READY_AND_UNFINISHED_SQL, values: [jobId, lease.taskId] });
+      const ready = after.rows.filter((r) => r.task_id !== null);
+      const unfinished = after.rows.find((r) => r.task_id === null)?.unfinished ?? 0;
       let jobCompleted = false;
-      if (unfinished.rows[0]?.unfinished === 0) {
+      if (unfinished === 0) {
         const outcomes = await client.query<{ task_id: string; role: string; status: TaskStatus; output_summary: unknown; item_key: string | null }>({
           name: 'sy-job-outcomes',
           text: JOB_OUTCOMES_SQL,
@@ -427,7 +516,7 @@ export class TaskRepository {
       }
       await client.query('commit');
       return {
-        ready: ready.rows.map((r) => ({ taskId: r.task_id, jobId: r.job_id, tenantId: r.tenant_id, role: r.role, traceContext: r.trace_context })),
+        ready: ready.map((r) => ({ taskId: r.task_id!, jobId: r.job_id, tenantId: r.tenant_id, role: r.role, traceContext: r.trace_context, ...(r.queue_job_id ? { queueJobId: r.queue_job_id } : {}) })),
         jobCompleted,
       };
     } catch (error) {
@@ -443,8 +532,7 @@ export class TaskRepository {
    * other unfinished tasks are cancelled; an optional one fails alone.
    */
   async failTask(lease: Lease, reason: string, routes: RouteRecord[]): Promise<{ jobFailed: boolean }> {
-    const fenced = sql`task_id = ${lease.taskId} and lease_owner = ${lease.owner} and lease_version = ${lease.version} and status = 'running'`;
-    const result = await this.db.execute<{ done: number; job_failed: number }>(failTaskStatement(fenced, lease.taskId, reason, routes));
+    const result = await this.db.execute<{ done: number; job_failed: number }>(failTaskStatement(leaseFence(lease), lease.taskId, reason, routes));
     const row = result.rows[0];
     if (row?.done !== 1) throw new LeaseLostError(lease, 'fail');
     return { jobFailed: row.job_failed === 1 };
@@ -471,7 +559,7 @@ export class TaskRepository {
         routeTargets: sql`${t.routeTargets} || ${json(routes)}`,
         updatedAt: sql`now()`,
       })
-      .where(this.holds(lease));
+      .where(leaseFence(lease));
     if (result.rowCount !== 1) throw new LeaseLostError(lease, 'release');
   }
 
@@ -489,7 +577,54 @@ export class TaskRepository {
         .update(t)
         .set({ status: 'cancelled', error: 'cancelled by request', updatedAt: sql`now()`, finishedAt: sql`now()` })
         .where(and(eq(t.tenantId, tenantId), eq(t.jobId, jobId), inArray(t.status, ACTIVE)));
+      await tx.execute(abandonInFlightAttempts(sql`select task_id from agent_task_state where job_id = ${jobId} and status = 'cancelled'`));
       return { status: 'cancelled' as const, cancelled: true };
+    });
+  }
+
+  /**
+   * Sets a failed or cancelled job going again from where it stopped, in one transaction: its
+   * failed and cancelled tasks, and its skipped ones that no finished task built on, go back
+   * to `queued` with their step checkpoints (a retry of each: retry_count and the lease version
+   * go up, so a worker still holding an old lease is fenced out, and the next run gets a queue
+   * job id of its own, `<task>.r<retry_count>` as the sweeper names resumptions; the answers
+   * stored for its unfinished steps are forgotten, so that a reply that failed it is asked
+   * again); the root goes back to `queued` for admission. Finished tasks stay as they are: never run, nor paid, again.
+   * Returns null when the tenant has no such job.
+   */
+  async retryJob(tenantId: string, jobId: string): Promise<{ retried: true; tasks: number } | { retried: false; status: TaskStatus } | null> {
+    return this.db.transaction(async (tx) => {
+      const [root] = await tx
+        .select({ status: t.status })
+        .from(t)
+        .where(and(eq(t.tenantId, tenantId), eq(t.taskId, jobId), isNull(t.parentTaskId)))
+        .for('update');
+      if (!root) return null;
+      if (root.status !== 'failed' && root.status !== 'cancelled') return { retried: false as const, status: root.status };
+      const tasks = await tx.execute(sql`
+        with retried as (
+          update agent_task_state r set status = 'queued', lease_owner = null, lease_version = r.lease_version + 1,
+            retry_count = r.retry_count + 1, queue_job_id = r.task_id || '.r' || (r.retry_count + 1),
+            error = null, finished_at = null, updated_at = now()
+          where r.job_id = ${jobId} and r.parent_task_id is not null
+            and (r.status in ('failed', 'cancelled')
+              or (r.status = 'skipped' and not exists (
+                select 1 from agent_task_state d where d.job_id = r.job_id and r.task_id = any(d.depends_on) and d.status = 'success')))
+          returning r.task_id, r.current_step, r.total_steps
+        ), forgotten as (
+          -- The answers stored for the steps it has not finished (keys as modelCallKey makes them,
+          -- task:step:call): a reply that failed the task, a bad plan or output, must be asked
+          -- again, not reused. Finished steps are checkpointed and never called again.
+          delete from model_call_results where idempotency_key in (
+            select r.task_id || ':' || step || ':' || call from retried r,
+              generate_series(r.current_step, r.total_steps - 1) step, generate_series(1, ${MAX_CALLS_PER_STEP}) call)
+        )
+        select task_id from retried`);
+      await tx
+        .update(t)
+        .set({ status: 'queued', error: null, outputSummary: null, finishedAt: null, updatedAt: sql`now()` })
+        .where(eq(t.taskId, jobId));
+      return { retried: true as const, tasks: tasks.rowCount ?? 0 };
     });
   }
 
@@ -537,15 +672,6 @@ export class TaskRepository {
   async findTask(taskId: string): Promise<TaskRow | undefined> {
     const [row] = await this.db.select().from(t).where(eq(t.taskId, taskId));
     return row;
-  }
-
-  private holds(lease: Lease) {
-    return and(
-      eq(t.taskId, lease.taskId),
-      eq(t.leaseOwner, lease.owner),
-      eq(t.leaseVersion, lease.version),
-      eq(t.status, 'running'),
-    );
   }
 }
 
