@@ -76,10 +76,14 @@ describe('Postgres restarts mid-run', () => {
       50,
     );
     postgres.stopServer();
-    // Down until the processes feel it: heartbeats and sweeps fail meanwhile.
-    await waitFor('the outage to be felt', async () =>
-      [stack.supervisor, ...stack.workers].some((p) => p.output.some((l) => l.includes('heartbeat write failed') || l.includes('sweep failed'))) ? true : undefined,
-    );
+    // Down until the processes feel it: heartbeats and sweeps fail meanwhile, and readiness says so
+    // (on a loaded machine every task may have finished before the stop, leaving no heartbeat to fail).
+    await waitFor('the outage to be felt', async () => {
+      const logged = [stack.supervisor, ...stack.workers].some((p) => p.output.some((l) => l.includes('heartbeat write failed') || l.includes('sweep failed')));
+      if (logged) return true;
+      const ready = await stack.request('GET', '/readyz').catch(() => undefined);
+      return ready?.status === 503 ? true : undefined;
+    });
     await postgres.startServer();
 
     const statuses = await waitForJobs(stack, jobIds, 100_000);
