@@ -15,7 +15,7 @@ import {
 } from '@switchyard/workflows';
 import { modelCallKey } from './model-call-headers';
 import type { ChatMessage, ModelCallContext, ModelChatResult, ModelRouter } from './model-router.port';
-import { callForSummary, routesFromAttempts } from './structured-summary';
+import { callForSummary, parsedJsonReadings, routesFromAttempts } from './structured-summary';
 
 /**
  * What a task row carries for its agent: the for_each item, its position and key; a planned
@@ -231,19 +231,8 @@ function markBadOutput(routes: RouteRecord[], router: ModelRouter, reply: ModelC
 
 /** The first JSON object in a reply (models wrap JSON in a fence or a sentence), or undefined. */
 export function parseJsonObject(content: string): Record<string, unknown> | undefined {
-  const candidates = [content.trim()];
-  const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(content);
-  if (fenced?.[1]) candidates.push(fenced[1].trim());
-  const start = content.indexOf('{');
-  const end = content.lastIndexOf('}');
-  if (start >= 0 && end > start) candidates.push(content.slice(start, end + 1));
-  for (const candidate of candidates) {
-    try {
-      const value: unknown = JSON.parse(candidate);
-      if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
-    } catch {
-      // not JSON: try the next reading
-    }
+  for (const value of parsedJsonReadings(content)) {
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
   }
   return undefined;
 }

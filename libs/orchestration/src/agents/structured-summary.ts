@@ -4,23 +4,36 @@ import { modelCallKey } from './model-call-headers';
 import type { ChatMessage, ModelAttempt, ModelCallContext, ModelRouter } from './model-router.port';
 
 /**
- * Reads a model reply as the structured summary. Models often wrap JSON in a Markdown
- * fence or add a sentence around it; the first balanced JSON object is what counts.
+ * The readings of a model reply that may hold its JSON, in order: the whole reply, the inside
+ * of a Markdown fence, and the span from the first `{` to the last `}` (models often wrap JSON
+ * in a fence or add a sentence around it).
  */
-export function parseModelSummary(content: string): ModelSummary | null {
-  const candidates = [content.trim()];
+export function jsonReadings(content: string): string[] {
+  const readings = [content.trim()];
   const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(content);
-  if (fenced?.[1]) candidates.push(fenced[1].trim());
+  if (fenced?.[1]) readings.push(fenced[1].trim());
   const start = content.indexOf('{');
   const end = content.lastIndexOf('}');
-  if (start >= 0 && end > start) candidates.push(content.slice(start, end + 1));
-  for (const candidate of candidates) {
+  if (start >= 0 && end > start) readings.push(content.slice(start, end + 1));
+  return readings;
+}
+
+/** The parsed value of each reading that is JSON, in the order of `jsonReadings`. */
+export function* parsedJsonReadings(content: string): Generator<unknown> {
+  for (const reading of jsonReadings(content)) {
     try {
-      const parsed = ModelSummarySchema.safeParse(JSON.parse(candidate));
-      if (parsed.success) return parsed.data;
+      yield JSON.parse(reading) as unknown;
     } catch {
       // not JSON: try the next reading
     }
+  }
+}
+
+/** Reads a model reply as the structured summary: the first reading that is one. */
+export function parseModelSummary(content: string): ModelSummary | null {
+  for (const value of parsedJsonReadings(content)) {
+    const parsed = ModelSummarySchema.safeParse(value);
+    if (parsed.success) return parsed.data;
   }
   return null;
 }
