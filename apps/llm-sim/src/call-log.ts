@@ -1,4 +1,4 @@
-export const CALL_OUTCOMES = ['ok', 'error', 'ratelimit', 'hang', 'garbage'] as const;
+export const CALL_OUTCOMES = ['ok', 'error', 'ratelimit', 'hang', 'garbage', 'wrong'] as const;
 export type CallOutcome = (typeof CALL_OUTCOMES)[number];
 export type CallStatus = number | 'hang' | 'refused';
 
