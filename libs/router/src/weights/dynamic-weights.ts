@@ -80,19 +80,19 @@ export function stepSplitWeights(split: SplitWeights, scores: readonly TargetSco
   const point = configuredTotal / 100;
   const known = scores.map((s, position) => s.score !== null && split.configured[position]! > 0);
   const mass = split.current.reduce((sum, w, position) => (known[position] ? sum + w : sum), 0);
-  const merit = split.configured.reduce((sum, w, position) => (known[position] ? sum + w * scores[position]!.score! : sum), 0);
-  if (merit <= 0 || mass <= 0) return { next: split, changes: [] };
+  const targets = desiredWeights(split.configured, scores, known, mass, settings.minPoints * point);
+  if (targets === null) return { next: split, changes: [] };
   const current = [...split.current];
   const changedAt = [...split.changedAt];
   const changes: WeightChange[] = [];
-  split.configured.forEach((configured, position) => {
+  split.configured.forEach((_, position) => {
     if (!known[position]) return;
     const last = changedAt[position];
     if (last !== null && last !== undefined && now - last < settings.minChangeIntervalMs) return;
-    const desired = round3(Math.max(settings.minPoints * point, (mass * configured * scores[position]!.score!) / merit));
+    const desired = round3(targets[position]!);
     const from = current[position]!;
     const maxStep = settings.maxStepPoints * point;
-    const step = Math.max(-maxStep, Math.min(maxStep, Math.max(settings.minPoints * point, desired) - from));
+    const step = Math.max(-maxStep, Math.min(maxStep, desired - from));
     // Rounded toward `from`, so the move never passes its bound.
     const to = from + Math.trunc(step * 1000) / 1000;
     // Less than half a point is noise, not a change worth a log line.
@@ -102,4 +102,24 @@ export function stepSplitWeights(split: SplitWeights, scores: readonly TargetSco
     changes.push({ position, from, to, desired, score: scores[position]! });
   });
   return { next: changes.length === 0 ? split : { configured: split.configured, current, changedAt }, changes };
+}
+
+/**
+ * Where each known weight should be: the `mass` the known targets hold together, shared by
+ * configured weight × score, with `floor` as the least any of them gets (what the floored ones
+ * take comes out of the others' shares, so the total stays `mass`). Null when nothing can be said.
+ */
+function desiredWeights(configured: readonly number[], scores: readonly TargetScore[], known: readonly boolean[], mass: number, floor: number): number[] | null {
+  const merit = (position: number) => configured[position]! * scores[position]!.score!;
+  const floored = new Set<number>();
+  for (;;) {
+    const free = known.map((isKnown, position) => isKnown && !floored.has(position));
+    const totalMerit = free.reduce((sum, isFree, position) => (isFree ? sum + merit(position) : sum), 0);
+    const share = mass - floored.size * floor;
+    if (totalMerit <= 0 || share <= 0) return null;
+    const desired = known.map((isKnown, position) => (!isKnown ? 0 : floored.has(position) ? floor : (share * merit(position)) / totalMerit));
+    const under = desired.findIndex((weight, position) => free[position] && weight < floor);
+    if (under < 0) return desired;
+    floored.add(under);
+  }
 }
