@@ -34,7 +34,7 @@ export interface CallQuery {
 }
 
 function emptyCounts(): OutcomeCounts {
-  return { ok: 0, error: 0, ratelimit: 0, hang: 0, garbage: 0, total: 0 };
+  return { ok: 0, error: 0, ratelimit: 0, hang: 0, garbage: 0, wrong: 0, total: 0 };
 }
 
 /**

@@ -121,11 +121,29 @@ const SWAP_PATTERN = new RegExp(
 
 /**
  * The `wrong` mode's answer: the right answer with every digit moved by five and a few words
- * turned into their opposites — same shape, still valid JSON, fluent, and wrong. Only a check
- * of the content (a business canary) notices.
+ * turned into their opposites — same shape, fluent, and wrong. In a JSON answer only the
+ * strings change, so it stays valid JSON of the same schema (numbers such as `confidence` stay in
+ * range). Only a check of the content (a business canary) notices.
  */
 export function wrongContent(rightContent: string): string {
-  return rightContent
+  let json: unknown;
+  try {
+    json = JSON.parse(rightContent);
+  } catch {
+    return wrongText(rightContent);
+  }
+  return JSON.stringify(wrongStrings(json));
+}
+
+function wrongStrings(value: unknown): unknown {
+  if (typeof value === 'string') return wrongText(value);
+  if (Array.isArray(value)) return value.map(wrongStrings);
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, wrongStrings(item)]));
+  return value;
+}
+
+function wrongText(text: string): string {
+  return text
     .replace(/[0-9]/g, (digit) => String((Number(digit) + 5) % 10))
     .replace(SWAP_PATTERN, (word) => {
       const swapped = SWAPS.get(word.toLowerCase()) ?? word;
