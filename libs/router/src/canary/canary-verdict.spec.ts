@@ -34,7 +34,7 @@ describe('canary verdicts', () => {
   });
 
   it('reports what came back as a short excerpt', () => {
-    const verdict = judgeCanary(testCase({ contains: 'x' }), `${'long answer '.repeat(40)}\n\nend`);
+    const verdict = judgeCanary(testCase({ contains: ['x'] }), `${'long answer '.repeat(40)}\n\nend`);
     expect(verdict.excerpt.length).toBeLessThanOrEqual(160);
     expect(verdict.excerpt.endsWith('…')).toBe(true);
   });

@@ -120,12 +120,18 @@ function splitOrder(config: CompiledRouterConfig, rule: CompiledRule, weights: r
 
 /** Every target of the split judged, with its share once the dropped ones' weight is shared among the rest. */
 function explainSplit(config: CompiledRouterConfig, rule: CompiledRule, weights: readonly number[], sticky: boolean, judge: (index: number) => string | null): SplitExplanation {
-  const eligible = rule.targets.map((index) => judge(index) === ELIGIBLE);
-  const shares = effectiveShares(weights, eligible);
+  const reasons = rule.targets.map((index) => judge(index));
+  const shares = effectiveShares(
+    weights,
+    reasons.map((reason) => reason === ELIGIBLE),
+  );
   return {
     rule: rule.name,
     sticky,
-    targets: rule.targets.map((index, position) => ({ target: config.targets[index]!.name, weight: weights[position]!, share: shares[position]!, eligible: eligible[position]! })),
+    targets: rule.targets.map((index, position) => {
+      const reason = reasons[position];
+      return { target: config.targets[index]!.name, weight: weights[position]!, share: shares[position]!, eligible: reason === ELIGIBLE, ...(reason ? { reason } : {}) };
+    }),
   };
 }
 

@@ -19,7 +19,8 @@ export interface SplitExplanation {
   rule: string;
   /** True when the call's sticky key (its job, or the gateway's `user`) chose; false for a random draw. */
   sticky: boolean;
-  targets: { target: string; weight: number; share: number; eligible: boolean }[];
+  /** Every target of the split, in config order; `reason` says why a target was dropped. */
+  targets: { target: string; weight: number; share: number; eligible: boolean; reason?: string }[];
 }
 
 /** Everything needed to explain a decision, whether or not a target was found. */

@@ -129,7 +129,7 @@ router:
       sticky: true,
       targets: [
         { target: 'small', weight: 50, share: 71.4, eligible: true },
-        { target: 'big', weight: 30, share: 0, eligible: false },
+        { target: 'big', weight: 30, share: 0, eligible: false, reason: 'unhealthy' },
         { target: 'cloud', weight: 20, share: 28.6, eligible: true },
         { target: 'spare', weight: 0, share: 0, eligible: true },
       ],

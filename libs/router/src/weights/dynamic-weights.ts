@@ -92,9 +92,7 @@ export function stepSplitWeights(split: SplitWeights, scores: readonly TargetSco
     const desired = round3(targets[position]!);
     const from = current[position]!;
     const maxStep = settings.maxStepPoints * point;
-    const step = Math.max(-maxStep, Math.min(maxStep, desired - from));
-    // Rounded toward `from`, so the move never passes its bound.
-    const to = from + Math.trunc(step * 1000) / 1000;
+    const to = Math.abs(desired - from) <= maxStep ? desired : from + Math.sign(desired - from) * maxStep;
     // Less than half a point is noise, not a change worth a log line.
     if (Math.abs(to - from) < point / 2) return;
     current[position] = to;
