@@ -1,6 +1,7 @@
 import type { Logger } from '@switchyard/observability';
 import type { CanariesConfig, CanaryCase, TargetConfig } from '../config/router-config.schema';
 import { resolveApiKey, type SecretResolver } from '../providers/api-key';
+import { LiveInterval } from '../timing/live-interval';
 import { judgeCanary, type CanaryCaseResult } from './canary-verdict';
 
 /** Where canary rounds go (the Router). */
@@ -30,24 +31,26 @@ export function casesFor(target: TargetConfig, cases: readonly CanaryCase[]): Ca
  * live config before each round, so a reload takes effect from the next one. Timers are unref'd.
  */
 export class CanaryProber {
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
+  private readonly interval: LiveInterval;
 
   constructor(
     private readonly sink: CanarySink,
     private readonly options: CanaryProberOptions,
-  ) {}
+  ) {
+    // Without canaries in the config, look again in a minute: a reload may add them.
+    this.interval = new LiveInterval(
+      () => (sink.config.config.canaries === null ? 60_000 : sink.config.config.canaries.interval_s * 1000),
+      () => this.runRound(),
+      (error) => options.logger.error({ err: error }, 'canary round failed'),
+    );
+  }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.schedule();
+    this.interval.start();
   }
 
   stop(): void {
-    this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.interval.stop();
   }
 
   /** One round over every target; never throws. */
@@ -85,20 +88,6 @@ export class CanaryProber {
     } catch (error) {
       return failed(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
     }
-  }
-
-  private schedule(): void {
-    const canaries = this.sink.config.config.canaries;
-    // Without canaries in the config, look again in a minute: a reload may add them.
-    const delayMs = canaries === null ? 60_000 : canaries.interval_s * 1000;
-    this.timer = setTimeout(() => {
-      void this.runRound()
-        .catch((error: unknown) => this.options.logger.error({ err: error }, 'canary round failed'))
-        .finally(() => {
-          if (this.running) this.schedule();
-        });
-    }, delayMs);
-    this.timer.unref();
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Logger } from '@switchyard/observability';
 import type { DynamicWeightsConfig } from '../config/router-config.schema';
+import { LiveInterval } from '../timing/live-interval';
 import type { WeightChangeEntry } from './weight-book';
 
 /** The router as the rebalancer sees it. */
@@ -14,38 +15,24 @@ export interface Rebalanceable {
  * the next round. The timer is unref'd; `stop()` ends it.
  */
 export class WeightRebalancer {
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
+  private readonly interval: LiveInterval;
 
-  constructor(
-    private readonly router: Rebalanceable,
-    private readonly logger: Logger,
-  ) {}
+  constructor(router: Rebalanceable, logger: Logger) {
+    // Switched off: look again in a minute, a reload may switch it on.
+    this.interval = new LiveInterval(
+      () => (router.config.config.dynamic_weights.enabled ? router.config.config.dynamic_weights.interval_s * 1000 : 60_000),
+      () => {
+        if (router.config.config.dynamic_weights.enabled) router.rebalanceWeights();
+      },
+      (error) => logger.error({ err: error }, 'dynamic weights round failed'),
+    );
+  }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.schedule();
+    this.interval.start();
   }
 
   stop(): void {
-    this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-  }
-
-  private schedule(): void {
-    const settings = this.router.config.config.dynamic_weights;
-    // Switched off: look again in a minute, a reload may switch it on.
-    const delayMs = settings.enabled ? settings.interval_s * 1000 : 60_000;
-    this.timer = setTimeout(() => {
-      try {
-        if (this.router.config.config.dynamic_weights.enabled) this.router.rebalanceWeights();
-      } catch (error) {
-        this.logger.error({ err: error }, 'dynamic weights round failed');
-      }
-      if (this.running) this.schedule();
-    }, delayMs);
-    this.timer.unref();
+    this.interval.stop();
   }
 }
