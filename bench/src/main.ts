@@ -2,13 +2,14 @@ import { cpus } from 'node:os';
 import { runCrashResumeBench } from './crash-resume.bench';
 import { runFleetLimitBench } from './fleet-limit.bench';
 import { runGatewayBench } from './gateway.bench';
+import { runPipelineE2eBench } from './pipeline-e2e.bench';
 import { runPipelineBench } from './pipeline/pipeline.bench';
 import { runPoolModeBench } from './pool-mode.bench';
 import { runRoutingBench } from './routing.bench';
 import { runTracingBench } from './tracing.bench';
 
 /**
- * `npm run bench` (all benches) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing` (some of them).
+ * `npm run bench` (all benches) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing|pipeline-e2e` (some of them).
  * Exits 2 when a bench could not run. A missed target prints FAIL and exits 0, unless
  * BENCH_STRICT=1 (then 1): a measurement on a shared machine is not a build failure by default.
  */
@@ -20,6 +21,7 @@ const BENCHES = {
   'pool-mode': runPoolModeBench,
   'fleet-limit': async () => (await runFleetLimitBench()).pass,
   tracing: async () => (await runTracingBench()).pass,
+  'pipeline-e2e': async () => (await runPipelineE2eBench()).pass,
 } as const;
 type BenchName = keyof typeof BENCHES;
 
