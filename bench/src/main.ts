@@ -3,13 +3,14 @@ import { runCrashResumeBench } from './crash-resume.bench';
 import { runFleetLimitBench } from './fleet-limit.bench';
 import { runGatewayBench } from './gateway.bench';
 import { runPipelineE2eBench } from './pipeline-e2e.bench';
+import { runPipelineScaleBench } from './pipeline-scale.bench';
 import { runPipelineBench } from './pipeline/pipeline.bench';
 import { runPoolModeBench } from './pool-mode.bench';
 import { runRoutingBench } from './routing.bench';
 import { runTracingBench } from './tracing.bench';
 
 /**
- * `npm run bench` (all benches) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing|pipeline-e2e` (some of them).
+ * `npm run bench` (all benches) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing|pipeline-e2e|pipeline-scale` (some of them).
  * Exits 2 when a bench could not run. A missed target prints FAIL and exits 0, unless
  * BENCH_STRICT=1 (then 1): a measurement on a shared machine is not a build failure by default.
  */
@@ -22,6 +23,7 @@ const BENCHES = {
   'fleet-limit': async () => (await runFleetLimitBench()).pass,
   tracing: async () => (await runTracingBench()).pass,
   'pipeline-e2e': async () => (await runPipelineE2eBench()).pass,
+  'pipeline-scale': async () => (await runPipelineScaleBench()).pass,
 } as const;
 type BenchName = keyof typeof BENCHES;
 

@@ -103,10 +103,10 @@ export async function runPipelineE2eBench(s: E2eSettings = e2eSettingsFromEnv())
       ...[...raws, ...floors].map((w): [string, number] => [w.name, w.child.pid!]),
     ]);
     const watch: CpuWatch = { pids, pool: monitor, database, applicationPrefix: APP_NAME_PREFIX, redis: monitorRedis };
-    const runs: Record<Side, { jobs: number; run: (n: number) => Promise<void> }> = {
-      raw: { jobs: s.rawJobs, run: (n) => rawFlows.runJob(n, s.documents, s.jobTimeoutMs) },
-      switchyard: { jobs: s.jobs, run: (n) => switchyard.runJob(n, s.documents, s.jobTimeoutMs) },
-      floor: { jobs: s.floorJobs, run: (n) => floorFlows.runJob(n, s.documents, s.jobTimeoutMs) },
+    const runs: Record<Side, { jobs: number; run: () => Promise<void> }> = {
+      raw: { jobs: s.rawJobs, run: () => rawFlows.runJob(s.documents, s.jobTimeoutMs) },
+      switchyard: { jobs: s.jobs, run: () => switchyard.runJob(s.documents, s.jobTimeoutMs) },
+      floor: { jobs: s.floorJobs, run: () => floorFlows.runJob(s.documents, s.jobTimeoutMs) },
     };
     const measure = async (side: Side, label: string, jobs = runs[side].jobs): Promise<Round> => {
       const before = await readCpuCounters(watch);
@@ -251,7 +251,7 @@ async function profileWorkers(s: E2eSettings, platform: Platform, switchyard: Sw
   await platform.restartWorkers({ NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` });
   await sleep(3_000);
   const jobs = s.warmupJobs + s.jobs;
-  const timing = await closedLoop(jobs, s.inFlight, (n) => switchyard.runJob(n, s.documents, s.jobTimeoutMs));
+  const timing = await closedLoop(jobs, s.inFlight, () => switchyard.runJob(s.documents, s.jobTimeoutMs));
   await platform.stopWorkers();
   const files = readdirSync(profileDir)
     .filter((f) => f.endsWith('.cpuprofile'))

@@ -23,7 +23,7 @@ export interface FlowJobData {
 
 export const QUESTION = 'What does the contract say about the warranty period?';
 
-/** The documents of job `n`: short contract clauses, as every side sends them. */
+/** The documents of job `n`: short contract clauses, as every side sends them; `n` makes the texts unique. */
 export function documentsOf(n: number, count: number): { id: string; text: string }[] {
   return Array.from({ length: count }, (_, i) => ({
     id: `doc-${n}-${i + 1}`,
@@ -38,12 +38,12 @@ export interface LoopTiming {
 }
 
 /** Runs `jobs` jobs with `inFlight` lanes, each lane submitting one job and waiting for its end. */
-export async function closedLoop(jobs: number, inFlight: number, runJob: (n: number) => Promise<void>): Promise<LoopTiming> {
+export async function closedLoop(jobs: number, inFlight: number, runJob: () => Promise<void>): Promise<LoopTiming> {
   const latenciesMs: number[] = [];
   const start = process.hrtime.bigint();
-  await forEachLimit(jobs, inFlight, async (n) => {
+  await forEachLimit(jobs, inFlight, async () => {
     const submitted = process.hrtime.bigint();
-    await runJob(n);
+    await runJob();
     latenciesMs.push(Number(process.hrtime.bigint() - submitted) / 1e6);
   });
   return { seconds: secondsSince(start), latenciesMs };
@@ -93,6 +93,7 @@ export class JobEnds {
 /** A producer of doc_review-shaped flows under `prefix`, and the QueueEvents that see their parents end. */
 export class FlowDriver {
   private readonly ends = new JobEnds();
+  private sequence = 0;
 
   private constructor(
     private readonly producer: FlowProducer,
@@ -112,9 +113,10 @@ export class FlowDriver {
   }
 
   /** Adds one flow (parent + `children`) and resolves when its parent has completed. */
-  async runJob(n: number, children: number, timeoutMs: number): Promise<void> {
+  async runJob(children: number, timeoutMs: number): Promise<void> {
     const jobId = randomUUID();
-    const documents = documentsOf(n, children);
+    this.sequence += 1;
+    const documents = documentsOf(this.sequence, children);
     const data = (prompt: string): FlowJobData => ({ tenant_id: 'bench', job_id: jobId, task_id: randomUUID(), trace: {}, prompt });
     const ended = this.ends.wait(jobId, timeoutMs);
     await this.producer.add({

@@ -141,6 +141,26 @@ export class Platform {
   }
 }
 
+/** Log lines of `processes` from the given output offsets on, counted by their pino `msg` (warnings and worse marked). */
+export function logMessagesSince(processes: readonly ManagedProcess[], offsets: ReadonlyMap<string, number>): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const process of processes) {
+    for (const line of process.output.slice(offsets.get(process.name) ?? 0)) {
+      try {
+        const entry = JSON.parse(line) as { msg?: string; level?: number | string };
+        const level = typeof entry.level === 'number' ? entry.level : 30;
+        const key = `${level >= 40 ? 'WARN+ ' : ''}${entry.msg ?? '(no msg)'}`;
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      } catch {
+        counts.set('(not JSON)', (counts.get('(not JSON)') ?? 0) + 1);
+      }
+    }
+  }
+  return counts;
+}
+
+export const outputOffsets = (processes: readonly ManagedProcess[]): Map<string, number> => new Map(processes.map((p) => [p.name, p.output.length]));
+
 /** A BullMQ-only worker process (flow-worker.ts): `noop` (the raw baseline) or `sdk` (the floor). */
 export async function startFlowWorker(cleanup: Cleanup, name: string, mode: 'noop' | 'sdk', prefix: string, concurrency: number, sim: Sim): Promise<ManagedProcess> {
   const target = (targetName: string) => {

@@ -32,6 +32,7 @@ export class SwitchyardDriver {
   private readonly ends = new JobEnds();
   private readonly agent = new Agent({ keepAlive: true });
   readonly submitted: string[] = [];
+  private sequence = 0;
 
   private constructor(
     private readonly jobsUrl: URL,
@@ -50,9 +51,10 @@ export class SwitchyardDriver {
     return new SwitchyardDriver(new URL('/v1/jobs', baseUrl), listener);
   }
 
-  /** Submits doc_review job `n` with `documents` documents and resolves when it has ended. */
-  async runJob(n: number, documents: number, timeoutMs: number): Promise<void> {
-    const body = JSON.stringify({ type: 'doc_review', input: { question: QUESTION, documents: documentsOf(n, documents) } });
+  /** Submits a doc_review job with `documents` documents (texts unique to it) and resolves when it has ended. */
+  async runJob(documents: number, timeoutMs: number): Promise<void> {
+    this.sequence += 1;
+    const body = JSON.stringify({ type: 'doc_review', input: { question: QUESTION, documents: documentsOf(this.sequence, documents) } });
     const reply = await postJson(this.agent, this.jobsUrl, body);
     if (reply.status !== 202) throw new Error(`POST /v1/jobs answered ${reply.status}: ${reply.body.slice(0, 300)}`);
     const jobId = (JSON.parse(reply.body) as { job_id: string }).job_id;
