@@ -7,6 +7,7 @@ import { selfTimeByFunction, selfTimeByPackage } from './support/cpu-profile';
 import { fixed, heading, median, table, verdict } from './support/report';
 import { Cleanup, benchPrefix, connectRedis, createBenchDatabase, deleteKeys } from './support/resources';
 import { activityBetween, settledDatabaseActivity, type DatabaseActivity } from './pipeline-e2e/database-activity';
+import { secondsSince } from './pipeline/flow-helpers';
 import { FlowDriver, closedLoop, type LoopTiming } from './pipeline-e2e/flows';
 import { cpuBetween, readCpuCounters, type CpuWatch } from './pipeline-e2e/process-cpu';
 import { e2eSettingsFromEnv, type E2eSettings } from './pipeline-e2e/settings';
@@ -119,7 +120,11 @@ export async function runPipelineE2eBench(s: E2eSettings = e2eSettingsFromEnv())
     await measure('raw', 'warm-up', s.warmupJobs * 10);
     await measure('switchyard', 'warm-up', s.warmupJobs);
     await measure('floor', 'warm-up', s.warmupJobs);
+    // The quiet wait for the Postgres counters doubles as the measure of each process's idle CPU (timers, sweeper, probes).
+    const quietFrom = await readCpuCounters(watch);
+    const quietStart = process.hrtime.bigint();
     const activityBefore = await settledDatabaseActivity(monitor, database);
+    const idle = { cpu: cpuBetween(quietFrom, await readCpuCounters(watch)), seconds: secondsSince(quietStart) };
     const rounds: Round[] = [];
     for (let r = 1; r <= s.rounds; r += 1) {
       for (const side of ['raw', 'switchyard', 'floor'] as const) {
@@ -130,7 +135,7 @@ export async function runPipelineE2eBench(s: E2eSettings = e2eSettingsFromEnv())
     }
     const activity = activityBetween(activityBefore, await settledDatabaseActivity(monitor, database));
     await checkJobsSucceeded(monitor, switchyard.submitted);
-    const summary = report(s, rounds, activity);
+    const summary = report(s, rounds, activity, idle);
 
     if (process.env.BENCH_PROFILE) await profileWorkers(s, platform, switchyard, dir);
     return summary;
@@ -177,19 +182,41 @@ function partsOf(side: Side, round: Round): string[] {
   return names.filter(own[side]);
 }
 
-function report(s: E2eSettings, rounds: readonly Round[], activity: DatabaseActivity): E2eSummary {
+/** CPU seconds by part over a quiet interval of `seconds`, when nothing was submitted. */
+interface Idle {
+  cpu: Map<string, number>;
+  seconds: number;
+}
+
+function report(s: E2eSettings, rounds: readonly Round[], activity: DatabaseActivity, idle: Idle): E2eSummary {
+  const idleRate = (part: string) => Math.max(0, idle.cpu.get(part) ?? 0) / idle.seconds;
+  /** µs per task of a part with its idle rate over the round taken out: the cost the tasks themselves caused. */
+  const busyPerTask = (sideRounds: readonly Round[], parts: readonly string[]) =>
+    median(sideRounds.map((r) => us(parts.reduce((sum, p) => sum + (r.cpu.get(p) ?? 0) - idleRate(p) * r.timing.seconds, 0), r.tasks)));
   const of = (side: Side) => rounds.filter((r) => r.side === side);
   for (const side of ['raw', 'switchyard', 'floor'] as const) {
     const sideRounds = of(side);
     const parts = partsOf(side, sideRounds[0]!);
     console.log(
-      `\n${side}: CPU µs per task by process (rounds; median)\n` +
+      `\n${side}: CPU µs per task by process (rounds; median; idle rate from ${fixed(idle.seconds, 1)} s with nothing submitted)\n` +
         table(
-          ['part', ...sideRounds.map((r) => r.label), 'median'],
+          ['part', ...sideRounds.map((r) => r.label), 'median', 'idle CPU ms/s', 'median, idle taken out'],
           [
-            ['tasks/s', ...sideRounds.map((r) => fixed(tasksPerSecond(r))), fixed(median(sideRounds.map(tasksPerSecond)))],
-            ...parts.map((part) => [part, ...sideRounds.map((r) => fixed(us(r.cpu.get(part) ?? 0, r.tasks))), fixed(partPerTask(sideRounds, part))]),
-            ['all of the above', ...sideRounds.map((r) => fixed(us(parts.reduce((sum, p) => sum + (r.cpu.get(p) ?? 0), 0), r.tasks))), fixed(sumPerTask(sideRounds, parts))],
+            ['tasks/s', ...sideRounds.map((r) => fixed(tasksPerSecond(r))), fixed(median(sideRounds.map(tasksPerSecond))), '', ''],
+            ...parts.map((part) => [
+              part,
+              ...sideRounds.map((r) => fixed(us(r.cpu.get(part) ?? 0, r.tasks))),
+              fixed(partPerTask(sideRounds, part)),
+              fixed(idleRate(part) * 1_000, 1),
+              fixed(busyPerTask(sideRounds, [part])),
+            ]),
+            [
+              'all of the above',
+              ...sideRounds.map((r) => fixed(us(parts.reduce((sum, p) => sum + (r.cpu.get(p) ?? 0), 0), r.tasks))),
+              fixed(sumPerTask(sideRounds, parts)),
+              '',
+              fixed(busyPerTask(sideRounds, parts)),
+            ],
           ],
         ),
     );
@@ -218,6 +245,7 @@ function report(s: E2eSettings, rounds: readonly Round[], activity: DatabaseActi
           ['floor (SDK calls, no platform), tasks/s', fixed(floor), '', ''],
           ['ratio switchyard / raw', fixed(ratio, 3), `≥ ${E2E_TARGET_RATIO}`, verdict(ratioPass)],
           ['supervisor + workers, CPU µs per task', fixed(platformCpu), `≤ ${fixed(E2E_TARGET_PLATFORM_CPU_US)}`, verdict(cpuPass)],
+          ['  the same, idle CPU of the processes taken out', fixed(busyPerTask(of('switchyard'), platformParts)), '', ''],
           ['  workers alone', fixed(workersCpu), '', ''],
           ['  floor workers (queue + SDK call, nothing else)', fixed(floorWorkersCpu), '', ''],
           ['  raw workers (queue only)', fixed(rawWorkersCpu), '', ''],
@@ -248,7 +276,7 @@ async function profileWorkers(s: E2eSettings, platform: Platform, switchyard: Sw
   heading('Bench 8 profile (BENCH_PROFILE=1): the workers under --cpu-prof');
   const profileDir = join(dir, 'profiles');
   mkdirSync(profileDir);
-  await platform.restartWorkers({ NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` });
+  await platform.restartWorkers(['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
   await sleep(3_000);
   const jobs = s.warmupJobs + s.jobs;
   const timing = await closedLoop(jobs, s.inFlight, () => switchyard.runJob(s.documents, s.jobTimeoutMs));

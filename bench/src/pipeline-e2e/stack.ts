@@ -89,7 +89,7 @@ export interface PlatformSettings {
 
 export class Platform {
   readonly workers: ManagedProcess[] = [];
-  private workerEnv: Record<string, string>;
+  private workerNodeArgs: readonly string[] = [];
 
   private constructor(
     readonly supervisor: ManagedProcess,
@@ -97,9 +97,7 @@ export class Platform {
     private readonly env: Record<string, string>,
     private readonly settings: PlatformSettings,
     private readonly cleanup: Cleanup,
-  ) {
-    this.workerEnv = settings.workerEnv ?? {};
-  }
+  ) {}
 
   /** The supervisor (HTTP on a free port), without workers. */
   static async start(settings: PlatformSettings, cleanup: Cleanup): Promise<Platform> {
@@ -119,7 +117,7 @@ export class Platform {
 
   async startWorker(): Promise<ManagedProcess> {
     const name = `worker-${this.workers.length + 1}`;
-    const worker = ManagedProcess.start('worker', { ...this.env, ...this.workerEnv, DATABASE_URL: namedConnections(this.settings.dbUrl, name), WORKER_ID: `bench-${name}` }, name);
+    const worker = ManagedProcess.start('worker', { ...this.env, ...this.settings.workerEnv, DATABASE_URL: namedConnections(this.settings.dbUrl, name), WORKER_ID: `bench-${name}` }, name, this.workerNodeArgs);
     this.cleanup.add(name, () => worker.stop(30_000));
     this.workers.push(worker);
     await worker.waitForLine(/worker consuming/, 60_000);
@@ -131,12 +129,12 @@ export class Platform {
     await Promise.all(this.workers.map((w) => w.stop(30_000)));
   }
 
-  /** As many workers again, with `env` added (e.g. NODE_OPTIONS for a CPU profile). */
-  async restartWorkers(env: Record<string, string>): Promise<void> {
+  /** As many workers again, started with `nodeArgs` (e.g. `--cpu-prof`). */
+  async restartWorkers(nodeArgs: readonly string[]): Promise<void> {
     const count = this.workers.length;
     await this.stopWorkers();
     this.workers.length = 0;
-    this.workerEnv = { ...this.workerEnv, ...env };
+    this.workerNodeArgs = nodeArgs;
     for (let i = 0; i < count; i += 1) await this.startWorker();
   }
 }
