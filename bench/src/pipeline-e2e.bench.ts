@@ -11,7 +11,7 @@ import { secondsSince } from './pipeline/flow-helpers';
 import { FlowDriver, closedLoop, type LoopTiming } from './pipeline-e2e/flows';
 import { cpuBetween, readCpuCounters, type CpuWatch } from './pipeline-e2e/process-cpu';
 import { e2eSettingsFromEnv, type E2eSettings } from './pipeline-e2e/settings';
-import { APP_NAME_PREFIX, Platform, startFlowWorker, startSim } from './pipeline-e2e/stack';
+import { APP_NAME_PREFIX, Platform, logMessagesSince, outputOffsets, startFlowWorker, startSim } from './pipeline-e2e/stack';
 import { SwitchyardDriver } from './pipeline-e2e/switchyard-driver';
 
 /**
@@ -36,6 +36,8 @@ interface Round {
   timing: LoopTiming;
   /** CPU seconds in the round, by part (process, Postgres backends by owner, Redis). */
   cpu: Map<string, number>;
+  /** The Switchyard workers' log lines in the round, by message. */
+  logs: Map<string, number>;
 }
 
 export interface E2eSummary {
@@ -111,9 +113,10 @@ export async function runPipelineE2eBench(s: E2eSettings = e2eSettingsFromEnv())
     };
     const measure = async (side: Side, label: string, jobs = runs[side].jobs): Promise<Round> => {
       const before = await readCpuCounters(watch);
+      const offsets = outputOffsets(platform.workers);
       const timing = await closedLoop(jobs, s.inFlight, runs[side].run);
       const cpu = cpuBetween(before, await readCpuCounters(watch));
-      return { side, label, tasks: jobs * (s.documents + 1), timing, cpu };
+      return { side, label, tasks: jobs * (s.documents + 1), timing, cpu, logs: logMessagesSince(platform.workers, offsets) };
     };
 
     console.log('warming up every side (untimed) ...');
@@ -262,6 +265,15 @@ function report(s: E2eSettings, rounds: readonly Round[], activity: DatabaseActi
     `\nPostgres, over the ${s.rounds} switchyard rounds (${fixed(syTasks)} tasks; pg_stat_database of the bench database, so the idle timers of the stack during the other sides' rounds are included): ` +
       `${fixed(activity.transactions / syTasks, 2)} transactions per task (a lower bound on statements), rows inserted ${fixed(activity.rowsInserted / syTasks, 2)}, ` +
       `updated ${fixed(activity.rowsUpdated / syTasks, 2)}, deleted ${fixed(activity.rowsDeleted / syTasks, 2)}, fetched ${fixed(activity.rowsFetched / syTasks, 1)} per task`,
+  );
+  const logs = new Map<string, number>();
+  for (const round of of('switchyard')) for (const [message, n] of round.logs) logs.set(message, (logs.get(message) ?? 0) + n);
+  console.log(
+    `\nSwitchyard workers' log lines per task over the ${s.rounds} rounds, by message:\n` +
+      table(
+        ['message', 'per task'],
+        [...logs.entries()].sort((a, b) => b[1] - a[1]).map(([message, n]) => [message, fixed(n / syTasks, 3)]),
+      ),
   );
   console.log(`load average at end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${cpus().length} cores`);
   return { pass: ratioPass && cpuPass, ratio, platformCpuUs: platformCpu };

@@ -145,9 +145,11 @@ export function logMessagesSince(processes: readonly ManagedProcess[], offsets: 
   for (const process of processes) {
     for (const line of process.output.slice(offsets.get(process.name) ?? 0)) {
       try {
-        const entry = JSON.parse(line) as { msg?: string; level?: number | string };
+        const entry = JSON.parse(line) as { msg?: string; level?: number | string; dropped?: { reason?: string }[] };
         const level = typeof entry.level === 'number' ? entry.level : 30;
-        const key = `${level >= 40 ? 'WARN+ ' : ''}${entry.msg ?? '(no msg)'}`;
+        // A routing decision that dropped targets: why (overloaded, breaker open, …).
+        const why = entry.dropped?.[0]?.reason === undefined ? '' : ` (${entry.dropped[0].reason})`;
+        const key = `${level >= 40 ? 'WARN+ ' : ''}${entry.msg ?? '(no msg)'}${why}`;
         counts.set(key, (counts.get(key) ?? 0) + 1);
       } catch {
         counts.set('(not JSON)', (counts.get('(not JSON)') ?? 0) + 1);
