@@ -9,6 +9,7 @@ import { Cleanup, benchPrefix, connectRedis, createBenchDatabase, deleteKeys } f
 import { activityBetween, settledDatabaseActivity, type DatabaseActivity } from './pipeline-e2e/database-activity';
 import { secondsSince } from './pipeline/flow-helpers';
 import { FlowDriver, closedLoop, type LoopTiming } from './pipeline-e2e/flows';
+import { processCpuSeconds } from './support/cpu';
 import { cpuBetween, readCpuCounters, type CpuWatch } from './pipeline-e2e/process-cpu';
 import { e2eSettingsFromEnv, type E2eSettings } from './pipeline-e2e/settings';
 import { APP_NAME_PREFIX, Platform, logMessagesSince, outputOffsets, startFlowWorker, startSim } from './pipeline-e2e/stack';
@@ -291,7 +292,10 @@ async function profileWorkers(s: E2eSettings, platform: Platform, switchyard: Sw
   await platform.restartWorkers(['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
   await sleep(3_000);
   const jobs = s.warmupJobs + s.jobs;
+  const workersCpu = () => platform.workers.reduce((sum, w) => sum + processCpuSeconds(w.child.pid!), 0);
+  const cpuBefore = workersCpu();
   const timing = await closedLoop(jobs, s.inFlight, () => switchyard.runJob(s.documents, s.jobTimeoutMs));
+  const cpuSeconds = workersCpu() - cpuBefore;
   await platform.stopWorkers();
   const files = readdirSync(profileDir)
     .filter((f) => f.endsWith('.cpuprofile'))
@@ -299,21 +303,25 @@ async function profileWorkers(s: E2eSettings, platform: Platform, switchyard: Sw
   if (files.length === 0) throw new Error('the profiled workers wrote no .cpuprofile');
   const tasks = jobs * (s.documents + 1);
   const options = { afterIdleGapMs: 2_000 };
-  const perTask = (ms: number) => fixed((ms * 1_000) / tasks);
+  // The profiler samples wall time whenever the thread is not idle, descheduled time included:
+  // on a loaded machine its milliseconds overstate CPU, so shares are taken of the CPU measured.
+  const cpuPerTaskUs = (cpuSeconds * 1e6) / tasks;
+  const perTask = (share: number) => fixed(share * cpuPerTaskUs);
   console.log(
-    `${files.length} worker profiles, ${fixed(tasks)} tasks at ${fixed(tasks / timing.seconds)} tasks/s while profiled; self time after start-up, µs per task (all workers together):\n` +
+    `${files.length} worker profiles, ${fixed(tasks)} tasks at ${fixed(tasks / timing.seconds)} tasks/s while profiled; the workers' CPU (/proc) ${fixed(cpuPerTaskUs)} µs per task, ` +
+      `split by the profiles' self-time shares after start-up (all workers together):\n` +
       table(
         ['package / part', 'µs per task', 'share'],
         selfTimeByPackage(files, options)
           .slice(0, 16)
-          .map((t) => [t.key, perTask(t.ms), `${fixed(t.share * 100, 1)} %`]),
+          .map((t) => [t.key, perTask(t.share), `${fixed(t.share * 100, 1)} %`]),
       ) +
       '\n\n' +
       table(
         ['function (package, file:line)', 'µs per task', 'share'],
         selfTimeByFunction(files, options)
           .slice(0, 25)
-          .map((t) => [t.key, perTask(t.ms), `${fixed(t.share * 100, 1)} %`]),
+          .map((t) => [t.key, perTask(t.share), `${fixed(t.share * 100, 1)} %`]),
       ),
   );
 }
