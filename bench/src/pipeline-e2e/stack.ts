@@ -172,6 +172,6 @@ export async function startFlowWorker(cleanup: Cleanup, name: string, mode: 'noo
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', REDIS_URL, NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'pipe'] });
   const worker = new ManagedProcess(name, child);
   cleanup.add(name, () => worker.stop());
-  await worker.waitForLine(/flow worker ready/, 30_000);
+  await worker.waitForLine(/flow worker ready/, 60_000);
   return worker;
 }
