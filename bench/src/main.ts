@@ -5,6 +5,7 @@ import { runGatewayBench } from './gateway.bench';
 import { runPipelineBench } from './pipeline/pipeline.bench';
 import { runPoolModeBench } from './pool-mode.bench';
 import { runRoutingBench } from './routing.bench';
+import { runRowsBench } from './rows-1m.bench';
 import { runTracingBench } from './tracing.bench';
 
 /**
@@ -20,6 +21,7 @@ const BENCHES = {
   'pool-mode': runPoolModeBench,
   'fleet-limit': async () => (await runFleetLimitBench()).pass,
   tracing: async () => (await runTracingBench()).pass,
+  'rows-1m': async () => (await runRowsBench()).pass,
 } as const;
 type BenchName = keyof typeof BENCHES;
 
