@@ -254,7 +254,7 @@ export class Router implements RouterAdmin {
       if (outcome.ok && outcome.badOutput && request.responseFormat?.type === 'json_schema' && !trial) {
         // Structured output that fails its schema is this target's failure: the next target may do better.
         lastBadOutput = { outcome, decision };
-        await budget.spend();
+        await this.spendBudget(budget, request.context);
         excluded.add(decision.target.name);
         continue;
       }
@@ -262,7 +262,7 @@ export class Router implements RouterAdmin {
       if ('aborted' in outcome) throw new CallAbortedError(attempts, { cause: outcome.aborted });
       lastError = outcome.error;
       // A model still loading is not a failure (SPEC §3.8): the call moves on without spending the budget.
-      if (!outcome.coldStart && !trial) await budget.spend();
+      if (!outcome.coldStart && !trial) await this.spendBudget(budget, request.context);
       if (!lastError.retryable) {
         stopReason = 'a bad request is not retried';
         break;
@@ -294,6 +294,16 @@ export class Router implements RouterAdmin {
       throw new RetryBudgetSpentError(attempts, errorClass, budget.limit, jobId, { cause: lastError, trial });
     }
     throw new RouterCallError(attempts, errorClass, { cause: lastError, reason: stopReason });
+  }
+
+  /** Counts a failed attempt against the job's budget; the one that uses it up is logged and told to the observers. */
+  private async spendBudget(budget: CallRetryBudget, context: CallContext | undefined): Promise<void> {
+    if (!(await budget.spend())) return;
+    this.logger.warn(
+      { job_id: context?.jobId, tenant_id: context?.tenantId, limit: budget.limit },
+      'retry budget of the job exhausted: each of its calls now makes one trial attempt until a target answers',
+    );
+    this.executor.notifyRetryBudgetExhausted(context, budget.limit);
   }
 
   // ---- the operator side (RouterAdminView) ----
