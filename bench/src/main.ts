@@ -1,5 +1,6 @@
 import { cpus } from 'node:os';
 import { runCrashResumeBench } from './crash-resume.bench';
+import { runEconomicsBench } from './economics.bench';
 import { runFleetLimitBench } from './fleet-limit.bench';
 import { runGatewayBench } from './gateway.bench';
 import { runPipelineE2eBench } from './pipeline-e2e.bench';
@@ -11,7 +12,7 @@ import { runRowsBench } from './rows-1m.bench';
 import { runTracingBench } from './tracing.bench';
 
 /**
- * `npm run bench` (all benches but pipeline-scale and rows-1m) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing|pipeline-e2e|pipeline-scale|rows-1m` (some of them).
+ * `npm run bench` (all benches but pipeline-scale and rows-1m) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing|economics|pipeline-e2e|pipeline-scale|rows-1m` (some of them).
  * Exits 2 when a bench could not run. A missed target prints FAIL and exits 0, unless
  * BENCH_STRICT=1 (then 1): a measurement on a shared machine is not a build failure by default.
  */
@@ -23,6 +24,7 @@ const BENCHES = {
   'pool-mode': runPoolModeBench,
   'fleet-limit': async () => (await runFleetLimitBench()).pass,
   tracing: async () => (await runTracingBench()).pass,
+  economics: async () => (await runEconomicsBench()).pass,
   'pipeline-e2e': async () => (await runPipelineE2eBench()).pass,
   'pipeline-scale': async () => (await runPipelineScaleBench()).pass,
   'rows-1m': async () => (await runRowsBench()).pass,

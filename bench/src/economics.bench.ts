@@ -1,0 +1,278 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'pg';
+import { YAMLMap, YAMLSeq, parse, parseDocument } from 'yaml';
+import { ManagedProcess, SIM_TARGETS, freePort, simTargetsEnv, sleep, writeRouterConfigForSim } from '@switchyard/devkit';
+import { loadWorkload, waves, type WorkloadLine } from './economics/workload';
+import { Cleanup, REDIS_URL, benchPrefix, createBenchDatabase, deleteKeys } from './support/resources';
+import { fixed, heading, percentile, table, verdict } from './support/report';
+
+/**
+ * Economics: the shipped mixed workload (bench/fixtures/economics-workload.jsonl, 1,000 requests)
+ * sent through the gateway of a real supervisor against llm-sim, once per router config, in one
+ * run: the shipped config/router.yaml (hybrid), the same with its response cache switched on, and
+ * all-cloud (same targets, every route sent to the cloud target). Cost is the ledger's (the
+ * router prices every call from the config). Target: hybrid ≤ 20 % of all-cloud, and no
+ * sensitive request answered by a cloud target.
+ */
+
+export const COST_RATIO_TARGET = 0.2;
+
+/** Base response latency per sim target (ms before the reply starts): local GPUs next door answer first, the cloud API after a WAN round trip and its queue. */
+const SIM_LATENCY_MS: Record<string, number> = { local_vllm_7b: 40, local_vllm_32b: 90, cloud_main: 350 };
+const CONCURRENCY = Number(process.env.BENCH_ECONOMICS_CONCURRENCY ?? 16);
+
+interface TargetInfo {
+  type: 'local' | 'cloud';
+  input: number;
+  output: number;
+}
+
+interface Outcome {
+  line: WorkloadLine;
+  status: number;
+  target?: string;
+  source?: string;
+  ms: number;
+  error?: string;
+}
+
+interface LedgerRow {
+  target: string;
+  calls: number;
+  cost: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+interface SideResult {
+  name: string;
+  outcomes: Outcome[];
+  ledger: LedgerRow[];
+  cost: number;
+  wallS: number;
+}
+
+function post(agent: Agent, port: number, body: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path: '/v1/chat/completions', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function send(agent: Agent, port: number, line: WorkloadLine): Promise<Outcome> {
+  const t0 = process.hrtime.bigint();
+  try {
+    const reply = await post(agent, port, JSON.stringify(line.body));
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    const header = (name: string) => (typeof reply.headers[name] === 'string' ? reply.headers[name] : undefined);
+    return { line, status: reply.status, target: header('x-switchyard-target'), source: header('x-switchyard-source'), ms, ...(reply.status === 200 ? {} : { error: reply.body.slice(0, 200) }) };
+  } catch (error) {
+    return { line, status: 0, ms: Number(process.hrtime.bigint() - t0) / 1e6, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** The workload in file order, CONCURRENCY waves in flight; a burst's identical requests leave together. */
+async function runWorkload(port: number, lines: readonly WorkloadLine[]): Promise<Outcome[]> {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY * 3 });
+  const queue = waves(lines);
+  const outcomes: Outcome[] = [];
+  const worker = async () => {
+    for (let wave = queue.shift(); wave !== undefined; wave = queue.shift()) {
+      outcomes.push(...(await Promise.all(wave.map((line) => send(agent, port, line)))));
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  agent.destroy();
+  return outcomes;
+}
+
+/** Gateway ledger rows per target, once the off-hot-path writer has caught up (the count stops moving). */
+async function readLedger(dbUrl: string, expectAtLeast: number): Promise<LedgerRow[]> {
+  const pool = new Pool({ connectionString: dbUrl, max: 1 });
+  try {
+    const query = async () =>
+      (
+        await pool.query<{ target: string; calls: string; cost: string; input: string; output: string }>(
+          `/* bench economics */ select target, count(*) as calls, coalesce(sum(cost_usd), 0) as cost, coalesce(sum(input_tokens), 0) as input, coalesce(sum(output_tokens), 0) as output
+             from model_call_ledger where source = 'gateway' group by target order by target`,
+        )
+      ).rows.map((r) => ({ target: r.target, calls: Number(r.calls), cost: Number(r.cost), inputTokens: Number(r.input), outputTokens: Number(r.output) }));
+    let rows = await query();
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      await sleep(1_000);
+      const next = await query();
+      const total = (rs: LedgerRow[]) => rs.reduce((n, r) => n + r.calls, 0);
+      if ((total(next) === total(rows) && total(next) >= expectAtLeast) || Date.now() > deadline) return next;
+      rows = next;
+    }
+  } finally {
+    await pool.end();
+  }
+}
+
+/** Every route sent to the cloud target(s); everything else (targets, prices, cache) as shipped. */
+function allCloud(cloudTargets: readonly string[]) {
+  return (text: string): string => {
+    const doc = parseDocument(text);
+    const routes = doc.getIn(['router', 'routes']);
+    if (!(routes instanceof YAMLSeq)) throw new Error('config/router.yaml: router.routes is not a list');
+    for (const route of routes.items) {
+      if (!(route instanceof YAMLMap)) continue;
+      route.delete('targets');
+      if (cloudTargets.length === 1) route.set('target', cloudTargets[0]);
+      else {
+        route.delete('target');
+        route.set('targets', cloudTargets);
+      }
+    }
+    return doc.toString();
+  };
+}
+
+function withResponseCache(text: string): string {
+  const doc = parseDocument(text);
+  doc.setIn(['response_cache', 'enabled'], true);
+  return doc.toString();
+}
+
+function targetsOf(configFile: string): Record<string, TargetInfo> {
+  const config = parse(readFileSync(configFile, 'utf8')) as { router: { targets: { name: string; type: 'local' | 'cloud'; cost_per_1k_tokens: { input: number; output: number } }[] } };
+  return Object.fromEntries(config.router.targets.map((t) => [t.name, { type: t.type, input: t.cost_per_1k_tokens.input, output: t.cost_per_1k_tokens.output }]));
+}
+
+async function runSide(name: string, routerConfig: string, lines: readonly WorkloadLine[], cleanup: Cleanup): Promise<SideResult> {
+  const dbUrl = await createBenchDatabase(cleanup);
+  const prefix = benchPrefix();
+  cleanup.add(`queue keys ${prefix}`, async () => void (await deleteKeys(prefix)));
+  const port = await freePort();
+  const supervisor = ManagedProcess.start('supervisor', { DATABASE_URL: dbUrl, REDIS_URL, QUEUE_PREFIX: prefix, ROUTER_CONFIG: routerConfig, PORT: String(port), LOG_LEVEL: 'warn' }, `supervisor-${name}`);
+  try {
+    await supervisor.waitForLine(/supervisor listening/, 90_000);
+    const started = Date.now();
+    const outcomes = await runWorkload(port, lines);
+    const wallS = (Date.now() - started) / 1000;
+    const upstream = outcomes.filter((o) => o.status === 200 && o.source === 'upstream').length;
+    const ledger = await readLedger(dbUrl, upstream);
+    return { name, outcomes, ledger, cost: ledger.reduce((sum, r) => sum + r.cost, 0), wallS };
+  } finally {
+    await supervisor.stop();
+  }
+}
+
+const share = (part: number, whole: number) => (whole === 0 ? 'n/a' : `${fixed((100 * part) / whole, 1)} %`);
+const usd = (value: number) => `$${value.toFixed(4)}`;
+
+function report(side: SideResult, targets: Record<string, TargetInfo>): void {
+  const ok = side.outcomes.filter((o) => o.status === 200);
+  const failed = side.outcomes.filter((o) => o.status !== 200);
+  const bySource = new Map<string, number>();
+  for (const o of ok) bySource.set(o.source ?? '(none)', (bySource.get(o.source ?? '(none)') ?? 0) + 1);
+  const cacheHits = bySource.get('cache') ?? 0;
+  const coalesced = [...bySource].filter(([source]) => source.includes('coalesc')).reduce((n, [, count]) => n + count, 0);
+  const repeats = side.outcomes.filter((o) => o.line.repeat_of !== undefined).length;
+  const sensitiveOnCloud = ok.filter((o) => o.line.sensitive && o.target !== undefined && targets[o.target]?.type === 'cloud').length;
+  const calls = side.ledger.reduce((n, r) => n + r.calls, 0);
+  console.log(`\n--- ${side.name}: ${side.outcomes.length} requests in ${fixed(side.wallS, 1)} s, ${ok.length} answered, ${failed.length} failed; cost ${usd(side.cost)} (ledger, ${calls} upstream calls)`);
+  for (const f of failed.slice(0, 3)) console.log(`    failed #${f.line.id}: status ${f.status} ${f.error ?? ''}`);
+  console.log(
+    table(
+      ['target', 'type', 'upstream calls', 'share', 'input tok', 'output tok', 'cost', 'answers p50 ms', 'answers p95 ms'],
+      side.ledger.map((r) => {
+        const answered = ok.filter((o) => o.target === r.target && o.source === 'upstream').map((o) => o.ms);
+        return [r.target, targets[r.target]?.type ?? '?', fixed(r.calls), share(r.calls, calls), fixed(r.inputTokens), fixed(r.outputTokens), usd(r.cost), fixed(percentile(answered, 50)), fixed(percentile(answered, 95))];
+      }),
+    ),
+  );
+  const noMeta = ok.filter((o) => o.line.body.metadata.task_type === undefined);
+  const noMetaTargets = [...new Set(noMeta.map((o) => o.target ?? '?'))].map((t) => `${t} ${noMeta.filter((o) => o.target === t).length}`).join(', ');
+  console.log(
+    `answers by source: ${[...bySource].map(([s, n]) => `${s} ${n}`).join(', ')} | cache hit rate ${share(cacheHits, ok.length)} of answers (${share(cacheHits, repeats)} of the ${repeats} repeats) | coalesced ${coalesced > 0 ? share(coalesced, ok.length) : 'none seen (no coalesced source in this build)'}`,
+  );
+  console.log(`latency (client, all answers): p50 ${fixed(percentile(ok.map((o) => o.ms), 50))} ms, p95 ${fixed(percentile(ok.map((o) => o.ms), 95))} ms | requests without task_type went to: ${noMetaTargets}`);
+  console.log(`sensitive requests answered by a cloud target: ${sensitiveOnCloud} of ${ok.filter((o) => o.line.sensitive).length}: ${verdict(sensitiveOnCloud === 0)}`);
+}
+
+export async function runEconomicsBench(): Promise<{ pass: boolean }> {
+  heading('Bench: economics (hybrid routing vs all-cloud, shipped workload through the gateway)');
+  const lines = loadWorkload();
+  const count = (f: (l: WorkloadLine) => boolean) => lines.filter(f).length;
+  console.log(
+    `workload: ${lines.length} requests (${count((l) => l.repeat_of !== undefined)} exact repeats, ${count((l) => l.burst !== undefined)} of them in concurrent bursts; ${count((l) => l.sensitive)} sensitive; ${count((l) => l.lang === 'zh')} Chinese; ${count((l) => l.body.metadata.task_type === undefined)} without task_type) | ${CONCURRENCY} in flight | llm-sim base latency ${Object.entries(SIM_LATENCY_MS).map(([t, ms]) => `${t} ${ms} ms`).join(', ')}`,
+  );
+  const cleanup = new Cleanup();
+  const onSignal = () => void cleanup.runAll().finally(() => process.exit(130));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-economics-'));
+  cleanup.add('temp dir', async () => rmSync(dir, { recursive: true, force: true }));
+  try {
+    const ports = await Promise.all(SIM_TARGETS.map(() => freePort()));
+    const sim = ManagedProcess.start('llm-sim', { LLM_SIM_TARGETS: simTargetsEnv(ports, SIM_TARGETS.map((t) => SIM_LATENCY_MS[t.name] ?? 0)), LLM_SIM_CONTROL_PORT: String(await freePort()) });
+    cleanup.add('llm-sim', () => sim.stop());
+    await sim.waitForLine(/llm-sim listening/, 30_000);
+
+    const configIn = (name: string, edit?: (yaml: string) => string) => {
+      mkdirSync(join(dir, name));
+      return writeRouterConfigForSim(join(dir, name), ports, edit);
+    };
+    const shipped = configIn('hybrid');
+    const targets = targetsOf(shipped);
+    const cloud = Object.keys(targets).filter((t) => targets[t]!.type === 'cloud');
+    const sides: [string, string][] = [
+      ['hybrid (shipped router.yaml)', shipped],
+      ['hybrid + response cache on', configIn('hybrid-cache', withResponseCache)],
+      [`all-cloud (every route → ${cloud.join(', ')})`, configIn('all-cloud', allCloud(cloud))],
+    ];
+    const results: SideResult[] = [];
+    for (const [name, file] of sides) {
+      const result = await runSide(name, file, lines, cleanup);
+      results.push(result);
+      report(result, targets);
+    }
+    const [hybrid, cached, cloudOnly] = results as [SideResult, SideResult, SideResult];
+    // What sending everything to the cloud would cost: the all-cloud run's sensitive calls stayed local (the router never sends them out); price their tokens at the cloud's rates too.
+    const cloudPrice = targets[cloud[0]!]!;
+    const localInAllCloud = cloudOnly.ledger.filter((r) => targets[r.target]?.type === 'local');
+    const everythingAtCloud =
+      cloudOnly.cost + localInAllCloud.reduce((sum, r) => sum + (r.inputTokens * cloudPrice.input + r.outputTokens * cloudPrice.output) / 1000 - r.cost, 0);
+    const ratio = hybrid.cost / cloudOnly.cost;
+    const sensitiveOnCloud = results.flatMap((r) => r.outcomes).filter((o) => o.status === 200 && o.line.sensitive && o.target !== undefined && targets[o.target]?.type === 'cloud').length;
+    const allAnswered = results.every((r) => r.outcomes.every((o) => o.status === 200));
+    console.log('');
+    console.log(
+      table(
+        ['config', 'cost', 'vs all-cloud', 'cloud share of calls', 'cache hits', 'p50 ms', 'p95 ms'],
+        results.map((r) => {
+          const ok = r.outcomes.filter((o) => o.status === 200);
+          const calls = r.ledger.reduce((n, row) => n + row.calls, 0);
+          const cloudCalls = r.ledger.filter((row) => targets[row.target]?.type === 'cloud').reduce((n, row) => n + row.calls, 0);
+          return [r.name, usd(r.cost), share(r.cost, cloudOnly.cost), share(cloudCalls, calls), share(ok.filter((o) => o.source === 'cache').length, ok.length), fixed(percentile(ok.map((o) => o.ms), 50)), fixed(percentile(ok.map((o) => o.ms), 95))];
+        }),
+      ),
+    );
+    console.log(`\nall-cloud with the sensitive calls priced at cloud rates too (no router at all): ${usd(everythingAtCloud)}; hybrid is ${share(hybrid.cost, everythingAtCloud)} of that, hybrid + cache ${share(cached.cost, everythingAtCloud)}`);
+    const pass = ratio <= COST_RATIO_TARGET && sensitiveOnCloud === 0 && allAnswered;
+    console.log(`cost ratio hybrid / all-cloud ${(ratio * 100).toFixed(1)} % vs target ≤ ${COST_RATIO_TARGET * 100} %: ${verdict(ratio <= COST_RATIO_TARGET)}`);
+    console.log(`sensitive requests answered by a cloud target, all configs: ${sensitiveOnCloud}: ${verdict(sensitiveOnCloud === 0)}`);
+    if (!allAnswered) console.log('some requests failed (see above): FAIL');
+    console.log(`economics: ${verdict(pass)}`);
+    return { pass };
+  } finally {
+    await cleanup.runAll();
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  }
+}
