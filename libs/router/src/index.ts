@@ -54,3 +54,7 @@ export * from './fleet/fleet-overrides';
 export * from './fleet/fleet-breakers';
 export * from './calls/structured-output';
 export * from './routing/model-alias';
+export * from './inference/meta-classifier';
+export * from './inference/meta-examples.schema';
+export * from './inference/infer-meta';
+export * from './routing/read-only-mode.error';

@@ -7,16 +7,20 @@ import {
   CallAbortedError,
   ContextWindowExceededError,
   NoEligibleTargetError,
+  ReadOnlyModeError,
   RouterCallError,
   Router,
   estimateTokens,
   type ChatCallResult,
+  type ChatMessage,
   type ChoiceDelta,
 } from '@switchyard/router';
 import { ApiError } from '../http/api-error';
 import { REQUEST_REDIS } from '../queues/request-redis.module';
 import { tenantRouterError } from '../http/tenant-errors';
 import type { ParsedChatRequest } from './chat-completion.schema';
+import { combineWithHistory, historyBudgetTokens, nextHistory, trimHistory, type ConversationRecord } from './conversation-context';
+import { ConversationStore } from './conversation.store';
 import { GatewayResponseStore, type StoredAnswer } from './gateway-response.store';
 import { gatewayRateDecision, TenantGatewayRate } from './tenant-gateway-rate';
 import { QueueFullError, QueueTimeoutError, SlotWaitQueue, waitingForSlotCanHelp, type QueueTicket } from './slot-wait-queue';
@@ -62,6 +66,7 @@ const CLIENT_CLOSED_REQUEST = 499;
 @Injectable()
 export class GatewayService {
   private readonly store: GatewayResponseStore;
+  private readonly conversations: ConversationStore;
   private readonly queue: SlotWaitQueue;
   private readonly redisDeadlineMs: number;
   private readonly rate: TenantGatewayRate;
@@ -74,6 +79,7 @@ export class GatewayService {
     private readonly tenants: TenantsConfigStore,
   ) {
     this.store = new GatewayResponseStore(redis, spreadFeaturePrefix(config.QUEUE_PREFIX, 'gateway'));
+    this.conversations = new ConversationStore(redis, spreadFeaturePrefix(config.QUEUE_PREFIX, 'conversation'));
     // One key per tenant and minute (single-key commands): spread over the Cluster.
     this.rate = new TenantGatewayRate(redis, spreadFeaturePrefix(config.QUEUE_PREFIX, 'gateway-rate'));
     this.redisDeadlineMs = config.REDIS_REQUEST_TIMEOUT_MS;
@@ -127,8 +133,11 @@ export class GatewayService {
     return `chatcmpl-${randomUUID().replaceAll('-', '')}`;
   }
 
-  private async answer(call: GatewayCall, idempotency: { key: string; fingerprint: string } | undefined): Promise<GatewayAnswer> {
-    const { tenant, request } = call;
+  private async answer(received: GatewayCall, idempotency: { key: string; fingerprint: string } | undefined): Promise<GatewayAnswer> {
+    const { tenant } = received;
+    const session = await this.withHistory(received.request, tenant);
+    const call = session === undefined ? received : { ...received, request: session.request };
+    const { request } = call;
     const ttlS = this.cacheTtl(request);
     const cacheKey =
       ttlS === undefined
@@ -146,6 +155,7 @@ export class GatewayService {
       const hit = await this.optional('read the response cache', () => this.store.cached(tenant, cacheKey));
       if (hit !== undefined) {
         await this.remember(tenant, idempotency, hit);
+        if (session !== undefined) await this.rememberTurn(tenant, session, request.messages, hit);
         return { ...hit, source: 'cache' };
       }
     }
@@ -161,7 +171,49 @@ export class GatewayService {
     };
     if (cacheKey !== undefined && ttlS !== undefined) await this.optional('write the response cache', () => this.store.cache(tenant, cacheKey, answer, ttlS));
     await this.remember(tenant, idempotency, answer);
+    if (session !== undefined) await this.rememberTurn(tenant, session, request.messages, answer);
     return { ...answer, source: 'upstream', ...(result.restrictedBy ? { degraded: result.restrictedBy } : {}) };
+  }
+
+  /**
+   * A request with `metadata.session_id`: its messages with the session's stored history
+   * combined in (see `combineWithHistory`), the history cut to what every target that may serve
+   * it can hold. Without Redis the call is refused rather than answered without its thread.
+   */
+  private async withHistory(request: ParsedChatRequest, tenant: string): Promise<SessionTurn | undefined> {
+    const sessionId = request.sessionId;
+    if (sessionId === undefined) return undefined;
+    let stored: ConversationRecord | undefined;
+    try {
+      stored = await withDeadline(this.conversations.load(tenant, sessionId), this.redisDeadlineMs, 'reading the session history');
+    } catch (error) {
+      this.logger.warn({ err: error, tenant_id: tenant }, 'session history unavailable; call refused');
+      throw new RetryLaterError('session_unavailable', 'the conversation history store is unavailable right now; nothing was run, retry later', RETRY_AFTER_S);
+    }
+    const compiled = this.router.config;
+    const serving = compiled.targets.filter((target) => request.meta.sensitivity !== 'sensitive' || target.type === 'local');
+    const budget = historyBudgetTokens(compiled.config.conversation.max_history_tokens, serving, compiled.config.context_max_share, estimateTokens(request.messages));
+    const history = trimHistory(stored?.messages ?? [], budget, (message) => estimateTokens([message]));
+    const { messages, prepended } = combineWithHistory(request.messages, history);
+    // The client's own estimate covered its messages only; the router counts the combined thread.
+    const meta = prepended > 0 ? { ...request.meta, estimated_input_tokens: undefined } : request.meta;
+    return { sessionId, lastTarget: stored?.lastTarget, historyMessages: prepended, request: { ...request, messages, meta } };
+  }
+
+  /** After an answer: the session's history becomes what was sent plus the answer. Logged when the model changed mid-conversation. */
+  private async rememberTurn(tenant: string, session: SessionTurn, sent: readonly ChatMessage[], answer: StoredAnswer): Promise<void> {
+    const settings = this.router.config.config.conversation;
+    const toolCalls = answer.choices?.[0]?.toolCalls;
+    const reply: ChatMessage = { role: 'assistant', content: answer.content, ...(toolCalls ? { tool_calls: toolCalls } : {}) };
+    const messages = nextHistory(sent, reply, settings.max_stored_messages);
+    if (session.lastTarget !== undefined && session.lastTarget !== answer.target) {
+      const historyTokens = session.historyMessages === 0 ? 0 : estimateTokens(sent.filter((message) => message.role !== 'system'));
+      this.logger.info(
+        { tenant_id: tenant, session: ConversationStore.logId(session.sessionId), from_target: session.lastTarget, to_target: answer.target, history_messages: session.historyMessages, history_tokens: historyTokens },
+        'conversation switched model; its history went with it',
+      );
+    }
+    await this.optional('store the session history', () => this.conversations.save(tenant, session.sessionId, { messages, lastTarget: answer.target }, settings.ttl_s));
   }
 
   /**
@@ -272,10 +324,25 @@ export class GatewayService {
   }
 }
 
-/** Router and queue failures as the API reports them: busy (503), too large (400), upstream failed (502); details only in the log. */
+/** A turn of a conversation with `metadata.session_id`: the request as sent upstream (history combined in). */
+interface SessionTurn {
+  sessionId: string;
+  lastTarget: string | undefined;
+  /** Stored messages put before the client's. */
+  historyMessages: number;
+  request: ParsedChatRequest;
+}
+
+/** How long a client should wait before asking again in read-only mode: an operator ends it, not a timer. */
+const READ_ONLY_RETRY_AFTER_S = 30;
+
+/** Router and queue failures as the API reports them: busy or read-only (503), too large (400), upstream failed (502); details only in the log. */
 export function toApiError(error: unknown): unknown {
   if (error instanceof QueueFullError || error instanceof QueueTimeoutError) {
     return new RetryLaterError('overloaded', 'busy: every model target is at capacity; retry later', RETRY_AFTER_S);
+  }
+  if (error instanceof ReadOnlyModeError) {
+    return new RetryLaterError('read_only', 'read-only mode: model calls are switched off by an operator and there is no cached answer for this request; retry later', READ_ONLY_RETRY_AFTER_S);
   }
   if (error instanceof NoEligibleTargetError) return tenantRouterError('no_eligible_target', error);
   if (error instanceof ContextWindowExceededError) return tenantRouterError('context_length_exceeded', error);

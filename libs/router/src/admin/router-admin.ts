@@ -1,4 +1,5 @@
 import type { RequestMeta } from '@switchyard/contracts';
+import type { InferredMeta } from '../inference/infer-meta';
 import type { RoutingDecision } from '../routing/routing-decision';
 
 /**
@@ -36,6 +37,8 @@ export interface DecisionExplanation extends Pick<RoutingDecision, 'rule' | 'pol
   chosen: string | null;
   candidates: { target: string; rule: string; eligible: boolean; reason?: string; score?: number }[];
   error?: string;
+  /** Fields the request left out and the classifier filled in (or not, under its threshold). */
+  inferred?: InferredMeta;
 }
 
 export interface RouterAdmin {
@@ -49,4 +52,9 @@ export interface RouterAdmin {
    * never a sensitive call to a cloud target. `null` returns to normal routing.
    */
   forcePrimary(target: string | null): void;
+  /**
+   * Read-only mode (seed 004 §4.3, for a double outage): no model call is made; the gateway
+   * serves cached answers only and refuses the rest with a 503, durable tasks wait.
+   */
+  setReadOnly(enabled: boolean): void;
 }
