@@ -372,7 +372,7 @@ export class Router implements RouterAdmin {
   }
 
   get readOnly(): boolean {
-    return this.selector.readOnly;
+    return this.admin.readOnly;
   }
 
   setReadOnly(enabled: boolean): void {

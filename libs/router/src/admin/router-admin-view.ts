@@ -114,6 +114,10 @@ export class RouterAdminView implements RouterAdmin {
     this.logger.warn({ target }, 'target enabled by an operator');
   }
 
+  get readOnly(): boolean {
+    return this.selector.readOnly;
+  }
+
   setReadOnly(enabled: boolean): void {
     if (this.selector.readOnly === enabled) return;
     this.selector.readOnly = enabled;

@@ -57,4 +57,5 @@ export interface RouterAdmin {
    * serves cached answers only and refuses the rest with a 503, durable tasks wait.
    */
   setReadOnly(enabled: boolean): void;
+  readonly readOnly: boolean;
 }

@@ -36,92 +36,116 @@ interface CompiledRule {
   set: MetaRule['set'];
 }
 
+/** A field's labels, and where their centroid weights sit in a gram's row. */
+interface LabelSet<L extends string> {
+  labels: readonly L[];
+  offset: number;
+}
+
+const TASK_TYPE_LABELS: LabelSet<TaskType> = { labels: TASK_TYPES, offset: 1 };
+const COMPLEXITY_LABELS: LabelSet<Complexity> = { labels: COMPLEXITIES, offset: 1 + TASK_TYPES.length };
+const ROW_LENGTH = 1 + TASK_TYPES.length + COMPLEXITIES.length;
+
 /**
- * Nearest centroid over TF-IDF weighted character n-grams. One row of label weights per
- * gram, so a query costs one map lookup per distinct gram, whatever the number of labels.
+ * Nearest centroid over TF-IDF weighted character n-grams, for both fields at once. One row per
+ * gram in one flat array: its idf, then every task type's and every complexity's centroid
+ * weight, so a query costs one map lookup per distinct gram and reads memory in order.
  */
-class CentroidIndex<L extends string> {
+class CentroidTable {
   private constructor(
-    private readonly labels: readonly L[],
-    private readonly rows: ReadonlyMap<string, Float64Array>,
-    private readonly idf: ReadonlyMap<string, number>,
+    private readonly rowOf: ReadonlyMap<string, number>,
+    private readonly weights: Float64Array,
   ) {}
 
-  static build<L extends string>(labels: readonly L[], documents: readonly { grams: Map<string, number>; label: L }[], idf: ReadonlyMap<string, number>): CentroidIndex<L> {
-    const sums = new Map<string, Float64Array>();
-    const perLabel = new Array<number>(labels.length).fill(0);
-    for (const document of documents) {
-      const labelIndex = labels.indexOf(document.label);
-      perLabel[labelIndex]! += 1;
-      const vector = weighted(document.grams, idf);
-      for (const [gram, weight] of vector) {
-        let row = sums.get(gram);
+  static build(documents: readonly { grams: Map<string, number>; example: MetaExample }[]): CentroidTable {
+    const rowOf = new Map<string, number>();
+    const documentFrequency: number[] = [];
+    for (const { grams } of documents) {
+      for (const gram of grams.keys()) {
+        let row = rowOf.get(gram);
         if (row === undefined) {
-          row = new Float64Array(labels.length);
-          sums.set(gram, row);
+          row = rowOf.size;
+          rowOf.set(gram, row);
+          documentFrequency.push(0);
         }
-        row[labelIndex]! += weight;
+        documentFrequency[row]! += 1;
+      }
+    }
+    const weights = new Float64Array(rowOf.size * ROW_LENGTH);
+    documentFrequency.forEach((df, row) => (weights[row * ROW_LENGTH] = Math.log((documents.length + 1) / (df + 1)) + 1));
+    const perLabel = new Float64Array(ROW_LENGTH);
+    for (const { grams, example } of documents) {
+      const taskType = TASK_TYPE_LABELS.offset + TASK_TYPES.indexOf(example.task_type);
+      const complexity = COMPLEXITY_LABELS.offset + COMPLEXITIES.indexOf(example.complexity);
+      perLabel[taskType]! += 1;
+      perLabel[complexity]! += 1;
+      const tfidf = [...grams].map(([gram, count]) => {
+        const base = rowOf.get(gram)! * ROW_LENGTH;
+        return { base, weight: (1 + Math.log(count)) * weights[base]! };
+      });
+      const length = Math.sqrt(tfidf.reduce((sum, { weight }) => sum + weight * weight, 0));
+      for (const { base, weight } of tfidf) {
+        weights[base + taskType]! += weight / length;
+        weights[base + complexity]! += weight / length;
       }
     }
     // Mean of the unit vectors, then unit length again: every label's centroid weighs the same.
-    const norms = new Float64Array(labels.length);
-    for (const row of sums.values()) {
-      for (let l = 0; l < labels.length; l += 1) {
-        const mean = perLabel[l]! === 0 ? 0 : row[l]! / perLabel[l]!;
-        row[l] = mean;
-        norms[l]! += mean * mean;
+    const norms = new Float64Array(ROW_LENGTH);
+    for (let base = 0; base < weights.length; base += ROW_LENGTH) {
+      for (let column = 1; column < ROW_LENGTH; column += 1) {
+        const mean = perLabel[column]! === 0 ? 0 : weights[base + column]! / perLabel[column]!;
+        weights[base + column] = mean;
+        norms[column]! += mean * mean;
       }
     }
-    for (const row of sums.values()) for (let l = 0; l < labels.length; l += 1) row[l] = norms[l]! === 0 ? 0 : row[l]! / Math.sqrt(norms[l]!);
-    return new CentroidIndex(labels, sums, idf);
+    for (let base = 0; base < weights.length; base += ROW_LENGTH) {
+      for (let column = 1; column < ROW_LENGTH; column += 1) weights[base + column] = norms[column]! === 0 ? 0 : weights[base + column]! / Math.sqrt(norms[column]!);
+    }
+    return new CentroidTable(rowOf, weights);
   }
 
   /**
-   * The label whose centroid is nearest by cosine (`similarity`) and its lead over the runner-up
-   * as a share of its own cosine (`score`, 0..1); undefined for a text that shares no gram with any example.
+   * The dot product of the query with every centroid (by row column) and the query's norm; a
+   * gram no example has is in no centroid, and counting it in the norm would only punish long
+   * texts, so it is left out. Undefined for a text that shares no gram with any example.
    */
-  nearest(grams: ReadonlyMap<string, number>): { label: L; score: number; similarity: number } | undefined {
-    const dots = new Float64Array(this.labels.length);
+  dots(grams: ReadonlyMap<string, number>): { dots: Float64Array; norm: number } | undefined {
+    const dots = new Float64Array(ROW_LENGTH);
+    const weights = this.weights;
     let norm = 0;
     for (const [gram, count] of grams) {
-      const idf = this.idf.get(gram);
-      // A gram no example has is in no centroid; counting it in the norm would only punish long texts.
-      if (idf === undefined) continue;
-      const weight = (1 + Math.log(count)) * idf;
-      norm += weight * weight;
-      const row = this.rows.get(gram);
+      const row = this.rowOf.get(gram);
       if (row === undefined) continue;
-      for (let l = 0; l < dots.length; l += 1) dots[l]! += weight * row[l]!;
+      const base = row * ROW_LENGTH;
+      const weight = (1 + Math.log(count)) * weights[base]!;
+      norm += weight * weight;
+      for (let column = 1; column < ROW_LENGTH; column += 1) dots[column]! += weight * weights[base + column]!;
     }
-    if (norm === 0) return undefined;
-    let best = 0;
-    let second = -1;
-    for (let l = 1; l < dots.length; l += 1) {
-      if (dots[l]! > dots[best]!) {
-        second = best;
-        best = l;
-      } else if (second < 0 || dots[l]! > dots[second]!) {
-        second = l;
-      }
-    }
-    const top = dots[best]!;
-    if (top <= 0) return undefined;
-    // Cosines run lower for Chinese (sparser grams) than for English; the lead over the runner-up does not.
-    return { label: this.labels[best]!, similarity: top / Math.sqrt(norm), score: (top - Math.max(0, dots[second]!)) / top };
+    return norm === 0 ? undefined : { dots, norm: Math.sqrt(norm) };
   }
 }
 
-function weighted(grams: ReadonlyMap<string, number>, idf: ReadonlyMap<string, number>): Map<string, number> {
-  const vector = new Map<string, number>();
-  let norm = 0;
-  for (const [gram, count] of grams) {
-    const weight = (1 + Math.log(count)) * (idf.get(gram) ?? 0);
-    vector.set(gram, weight);
-    norm += weight * weight;
+/**
+ * The nearest label of one field: its cosine (`similarity`) and its lead over the runner-up as
+ * a share of its own cosine (`score`, 0..1). Cosines run lower for Chinese (sparser grams) than
+ * for English; the lead does not.
+ */
+function nearest<L extends string>(set: LabelSet<L>, query: { dots: Float64Array; norm: number }): MetaGuess<L> | undefined {
+  let best = -1;
+  let second = -1;
+  for (let index = 0; index < set.labels.length; index += 1) {
+    const value = query.dots[set.offset + index]!;
+    if (best < 0 || value > query.dots[set.offset + best]!) {
+      second = best;
+      best = index;
+    } else if (second < 0 || value > query.dots[set.offset + second]!) {
+      second = index;
+    }
   }
-  const length = Math.sqrt(norm);
-  if (length > 0) for (const [gram, weight] of vector) vector.set(gram, weight / length);
-  return vector;
+  const top = query.dots[set.offset + best]!;
+  if (top <= 0) return undefined;
+  const runnerUp = second < 0 ? 0 : Math.max(0, query.dots[set.offset + second]!);
+  return { value: set.labels[best]!, score: round((top - runnerUp) / top), similarity: round(top / query.norm), source: 'examples' };
 }
 
 /**
@@ -132,24 +156,14 @@ function weighted(grams: ReadonlyMap<string, number>, idf: ReadonlyMap<string, n
 export class MetaClassifier {
   private constructor(
     private readonly rules: readonly CompiledRule[],
-    private readonly taskTypes: CentroidIndex<TaskType>,
-    private readonly complexities: CentroidIndex<Complexity>,
+    private readonly centroids: CentroidTable,
     readonly exampleCount: number,
   ) {}
 
   static fromExamples(file: MetaExamplesFile): MetaClassifier {
-    const documents = file.examples.map((example: MetaExample) => ({ example, grams: charNgramCounts(normalizeText(example.text).slice(0, MAX_CLASSIFIED_CHARS)) }));
-    const documentFrequency = new Map<string, number>();
-    for (const { grams } of documents) for (const gram of grams.keys()) documentFrequency.set(gram, (documentFrequency.get(gram) ?? 0) + 1);
-    const idf = new Map<string, number>();
-    for (const [gram, df] of documentFrequency) idf.set(gram, Math.log((documents.length + 1) / (df + 1)) + 1);
+    const documents = file.examples.map((example: MetaExample) => ({ example, grams: charNgramCounts(readableStart(example.text)) }));
     const rules = file.rules.map((rule) => ({ name: rule.name, pattern: rule.pattern === undefined ? undefined : new RegExp(rule.pattern, 'iu'), minChars: rule.min_chars, set: rule.set }));
-    return new MetaClassifier(
-      rules,
-      CentroidIndex.build(TASK_TYPES, documents.map(({ example, grams }) => ({ grams, label: example.task_type })), idf),
-      CentroidIndex.build(COMPLEXITIES, documents.map(({ example, grams }) => ({ grams, label: example.complexity })), idf),
-      documents.length,
-    );
+    return new MetaClassifier(rules, CentroidTable.build(documents), documents.length);
   }
 
   /** The best guess for each wanted field (a rule's, else the examples'), whatever its score. */
@@ -168,17 +182,23 @@ export class MetaClassifier {
     const needTaskType = wanted.task_type && result.task_type === undefined;
     const needComplexity = wanted.complexity && result.complexity === undefined;
     if (!needTaskType && !needComplexity) return result;
-    const grams = charNgramCounts(normalizeText(text.slice(0, MAX_CLASSIFIED_CHARS * 2)).slice(0, MAX_CLASSIFIED_CHARS));
+    const query = this.centroids.dots(charNgramCounts(readableStart(text)));
+    if (query === undefined) return result;
     if (needTaskType) {
-      const nearest = this.taskTypes.nearest(grams);
-      if (nearest) result.task_type = { value: nearest.label, score: round(nearest.score), similarity: round(nearest.similarity), source: 'examples' };
+      const guess = nearest(TASK_TYPE_LABELS, query);
+      if (guess) result.task_type = guess;
     }
     if (needComplexity) {
-      const nearest = this.complexities.nearest(grams);
-      if (nearest) result.complexity = { value: nearest.label, score: round(nearest.score), similarity: round(nearest.similarity), source: 'examples' };
+      const guess = nearest(COMPLEXITY_LABELS, query);
+      if (guess) result.complexity = guess;
     }
     return result;
   }
+}
+
+/** The normalised start of a message, at most `MAX_CLASSIFIED_CHARS` (the slack before normalising covers collapsed whitespace). */
+function readableStart(text: string): string {
+  return normalizeText(text.slice(0, MAX_CLASSIFIED_CHARS * 2)).slice(0, MAX_CLASSIFIED_CHARS);
 }
 
 const round = (score: number) => Math.round(score * 1_000) / 1_000;
