@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse } from 'yaml';
 import { COMPLEXITIES, TASK_TYPES } from '@switchyard/contracts';
-import { estimateTokens, loadRouterConfig, MetaExamplesFileSchema, type MetaExample } from '@switchyard/router';
+import { estimateTokens, loadRouterConfig, MAX_CLASSIFIED_CHARS, MetaExamplesFileSchema, type MetaExample } from '@switchyard/router';
 import { fixed, heading, percentile, table, verdict } from './support/report';
 
 const CONFIG_DIR = resolve(__dirname, '../../config');
@@ -111,7 +111,7 @@ export function runClassifierBench(): ClassifierBenchResult {
   console.log(
     `\ncost per classification (both fields, held-out texts of ${Math.min(...texts.map((t) => t.length))}–${Math.max(...texts.map((t) => t.length))} chars; ${TIMING_ROUNDS} rounds): p50 ${fixed(result.p50Us, 1)} µs, p99 ${fixed(result.p99Us, 1)} µs` +
       ` — ${fixed(result.p50Us / result.baselineP50Us, 1)}× the o200k token count of the same texts (p50 ${fixed(result.baselineP50Us, 1)} µs, same run);` +
-      ` a ${fixed(longText.length)}-char message (read up to its first 2,000): ${fixed(longUs, 1)} µs`,
+      ` a ${fixed(longText.length)}-char message (read up to its first ${fixed(MAX_CLASSIFIED_CHARS)}): ${fixed(longUs, 1)} µs`,
   );
   console.log(`\naccuracy floors: task_type ≥ ${fixed(TASK_TYPE_FLOOR * 100)} %, complexity ≥ ${fixed(COMPLEXITY_FLOOR * 100)} %: ${verdict(result.pass)}`);
   return result;

@@ -3,7 +3,7 @@ import { charNgramCounts, normalizeText } from './char-ngrams';
 import type { MetaExample, MetaExamplesFile, MetaRule } from './meta-examples.schema';
 
 /** Only the start of a long message is read: the instruction is there, and the cost stays flat. */
-export const MAX_CLASSIFIED_CHARS = 2_000;
+export const MAX_CLASSIFIED_CHARS = 1_000;
 
 /**
  * One field's best guess: from a rule (score 1) or the nearest example centroid, whose
