@@ -23,7 +23,7 @@ export class ConversationStore {
   }
 
   /** A short, stable stand-in for the session id in logs. */
-  static logId(sessionId: string): string {
+  logId(sessionId: string): string {
     return createHash('sha256').update(sessionId).digest('base64url').slice(0, 12);
   }
 

@@ -12,14 +12,13 @@ import {
   Router,
   estimateTokens,
   type ChatCallResult,
-  type ChatMessage,
   type ChoiceDelta,
 } from '@switchyard/router';
 import { ApiError } from '../http/api-error';
 import { REQUEST_REDIS } from '../queues/request-redis.module';
 import { tenantRouterError } from '../http/tenant-errors';
 import type { ParsedChatRequest } from './chat-completion.schema';
-import { combineWithHistory, historyBudgetTokens, nextHistory, trimHistory, type ConversationRecord } from './conversation-context';
+import { ConversationSessions, SessionUnavailableError, type SessionTurn } from './conversation-sessions';
 import { ConversationStore } from './conversation.store';
 import { GatewayResponseStore, type StoredAnswer } from './gateway-response.store';
 import { gatewayRateDecision, TenantGatewayRate } from './tenant-gateway-rate';
@@ -66,7 +65,7 @@ const CLIENT_CLOSED_REQUEST = 499;
 @Injectable()
 export class GatewayService {
   private readonly store: GatewayResponseStore;
-  private readonly conversations: ConversationStore;
+  private readonly sessions: ConversationSessions;
   private readonly queue: SlotWaitQueue;
   private readonly redisDeadlineMs: number;
   private readonly rate: TenantGatewayRate;
@@ -79,10 +78,10 @@ export class GatewayService {
     private readonly tenants: TenantsConfigStore,
   ) {
     this.store = new GatewayResponseStore(redis, spreadFeaturePrefix(config.QUEUE_PREFIX, 'gateway'));
-    this.conversations = new ConversationStore(redis, spreadFeaturePrefix(config.QUEUE_PREFIX, 'conversation'));
     // One key per tenant and minute (single-key commands): spread over the Cluster.
     this.rate = new TenantGatewayRate(redis, spreadFeaturePrefix(config.QUEUE_PREFIX, 'gateway-rate'));
     this.redisDeadlineMs = config.REDIS_REQUEST_TIMEOUT_MS;
+    this.sessions = new ConversationSessions(new ConversationStore(redis, spreadFeaturePrefix(config.QUEUE_PREFIX, 'conversation')), router, logger, this.redisDeadlineMs);
     this.queue = new SlotWaitQueue(() => {
       const gateway = this.router.config.config.gateway;
       return { capacity: gateway.queue_capacity, timeoutMs: gateway.queue_timeout_ms };
@@ -135,7 +134,7 @@ export class GatewayService {
 
   private async answer(received: GatewayCall, idempotency: { key: string; fingerprint: string } | undefined): Promise<GatewayAnswer> {
     const { tenant } = received;
-    const session = await this.withHistory(received.request, tenant);
+    const session = await this.beginTurn(received.request, tenant);
     const call = session === undefined ? received : { ...received, request: session.request };
     const { request } = call;
     const ttlS = this.cacheTtl(request);
@@ -155,7 +154,7 @@ export class GatewayService {
       const hit = await this.optional('read the response cache', () => this.store.cached(tenant, cacheKey));
       if (hit !== undefined) {
         await this.remember(tenant, idempotency, hit);
-        if (session !== undefined) await this.rememberTurn(tenant, session, request.messages, hit);
+        if (session !== undefined) await this.sessions.end(tenant, session, hit);
         return { ...hit, source: 'cache' };
       }
     }
@@ -171,49 +170,18 @@ export class GatewayService {
     };
     if (cacheKey !== undefined && ttlS !== undefined) await this.optional('write the response cache', () => this.store.cache(tenant, cacheKey, answer, ttlS));
     await this.remember(tenant, idempotency, answer);
-    if (session !== undefined) await this.rememberTurn(tenant, session, request.messages, answer);
+    if (session !== undefined) await this.sessions.end(tenant, session, answer);
     return { ...answer, source: 'upstream', ...(result.restrictedBy ? { degraded: result.restrictedBy } : {}) };
   }
 
-  /**
-   * A request with `metadata.session_id`: its messages with the session's stored history
-   * combined in (see `combineWithHistory`), the history cut to what every target that may serve
-   * it can hold. Without Redis the call is refused rather than answered without its thread.
-   */
-  private async withHistory(request: ParsedChatRequest, tenant: string): Promise<SessionTurn | undefined> {
-    const sessionId = request.sessionId;
-    if (sessionId === undefined) return undefined;
-    let stored: ConversationRecord | undefined;
+  /** A conversation's turn (`metadata.session_id`), its history combined in; without Redis the call is refused, not answered without its thread. */
+  private async beginTurn(request: ParsedChatRequest, tenant: string): Promise<SessionTurn | undefined> {
     try {
-      stored = await withDeadline(this.conversations.load(tenant, sessionId), this.redisDeadlineMs, 'reading the session history');
+      return await this.sessions.begin(request, tenant);
     } catch (error) {
-      this.logger.warn({ err: error, tenant_id: tenant }, 'session history unavailable; call refused');
+      if (!(error instanceof SessionUnavailableError)) throw error;
       throw new RetryLaterError('session_unavailable', 'the conversation history store is unavailable right now; nothing was run, retry later', RETRY_AFTER_S);
     }
-    const compiled = this.router.config;
-    const serving = compiled.targets.filter((target) => request.meta.sensitivity !== 'sensitive' || target.type === 'local');
-    const budget = historyBudgetTokens(compiled.config.conversation.max_history_tokens, serving, compiled.config.context_max_share, estimateTokens(request.messages));
-    const history = trimHistory(stored?.messages ?? [], budget, (message) => estimateTokens([message]));
-    const { messages, prepended } = combineWithHistory(request.messages, history);
-    // The client's own estimate covered its messages only; the router counts the combined thread.
-    const meta = prepended > 0 ? { ...request.meta, estimated_input_tokens: undefined } : request.meta;
-    return { sessionId, lastTarget: stored?.lastTarget, historyMessages: prepended, request: { ...request, messages, meta } };
-  }
-
-  /** After an answer: the session's history becomes what was sent plus the answer. Logged when the model changed mid-conversation. */
-  private async rememberTurn(tenant: string, session: SessionTurn, sent: readonly ChatMessage[], answer: StoredAnswer): Promise<void> {
-    const settings = this.router.config.config.conversation;
-    const toolCalls = answer.choices?.[0]?.toolCalls;
-    const reply: ChatMessage = { role: 'assistant', content: answer.content, ...(toolCalls ? { tool_calls: toolCalls } : {}) };
-    const messages = nextHistory(sent, reply, settings.max_stored_messages);
-    if (session.lastTarget !== undefined && session.lastTarget !== answer.target) {
-      const historyTokens = session.historyMessages === 0 ? 0 : estimateTokens(sent.filter((message) => message.role !== 'system'));
-      this.logger.info(
-        { tenant_id: tenant, session: ConversationStore.logId(session.sessionId), from_target: session.lastTarget, to_target: answer.target, history_messages: session.historyMessages, history_tokens: historyTokens },
-        'conversation switched model; its history went with it',
-      );
-    }
-    await this.optional('store the session history', () => this.conversations.save(tenant, session.sessionId, { messages, lastTarget: answer.target }, settings.ttl_s));
   }
 
   /**
@@ -322,15 +290,6 @@ export class GatewayService {
       if (ticket !== undefined) this.queue.leave(ticket);
     }
   }
-}
-
-/** A turn of a conversation with `metadata.session_id`: the request as sent upstream (history combined in). */
-interface SessionTurn {
-  sessionId: string;
-  lastTarget: string | undefined;
-  /** Stored messages put before the client's. */
-  historyMessages: number;
-  request: ParsedChatRequest;
 }
 
 /** How long a client should wait before asking again in read-only mode: an operator ends it, not a timer. */
