@@ -53,7 +53,7 @@ describe('ConversationSessions', () => {
   const router = new Router({ config: parseRouterConfig(CONFIG, 'sessions.yaml'), secrets: () => undefined, logger: createLogger('sessions-test', 'silent') });
   const lines: { fields: Record<string, unknown>; message: string }[] = [];
   const logger = createLogger('sessions-test', 'silent');
-  logger.info = ((fields: Record<string, unknown>, message: string) => lines.push({ fields, message })) as typeof logger.info;
+  jest.spyOn(logger, 'info').mockImplementation(((fields: Record<string, unknown>, message: string) => lines.push({ fields, message })) as never);
   const answer = (target: string, content = 'ok') => ({ content, model: 'm', target, usage: { inputTokens: 1, outputTokens: 1 } });
 
   afterAll(() => router.close());
