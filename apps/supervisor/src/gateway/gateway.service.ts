@@ -265,7 +265,7 @@ export class GatewayService {
             ...(request.body.temperature === undefined ? {} : { temperature: request.body.temperature }),
             ...(request.responseFormat === undefined ? {} : { responseFormat: request.responseFormat }),
             upstreamParams: request.upstreamParams,
-            context: { tenantId: call.tenant },
+            context: { tenantId: call.tenant, ...stickyKeyOf(call) },
             ...(call.onChoiceDelta ? { onChoiceDelta: call.onChoiceDelta } : {}),
             ...(signal ? { signal } : {}),
           });
@@ -291,6 +291,13 @@ export class GatewayService {
     }
   }
 }
+
+/** OpenAI's `user` (the caller's end user) keeps a weighted split on one target for that user, per tenant. */
+function stickyKeyOf(call: GatewayCall): { stickyKey?: string } {
+  const user = call.request.upstreamParams.user;
+  return typeof user === 'string' && user.length > 0 ? { stickyKey: `${call.tenant}:${user}` } : {};
+}
+
 
 /** How long a client should wait before asking again in read-only mode: an operator ends it, not a timer. */
 const READ_ONLY_RETRY_AFTER_S = 30;
