@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
@@ -117,6 +117,8 @@ describe('loading the examples file', () => {
   let dir: string;
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'meta-classifier-'));
+    // The shipped router.yaml also names its canary cases relative to itself.
+    copyFileSync(join(CONFIG_DIR, 'canaries.yaml'), join(dir, 'canaries.yaml'));
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
