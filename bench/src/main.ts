@@ -7,10 +7,11 @@ import { runPipelineScaleBench } from './pipeline-scale.bench';
 import { runPipelineBench } from './pipeline/pipeline.bench';
 import { runPoolModeBench } from './pool-mode.bench';
 import { runRoutingBench } from './routing.bench';
+import { runRowsBench } from './rows-1m.bench';
 import { runTracingBench } from './tracing.bench';
 
 /**
- * `npm run bench` (all benches but pipeline-scale) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing|pipeline-e2e|pipeline-scale` (some of them).
+ * `npm run bench` (all benches but pipeline-scale and rows-1m) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing|pipeline-e2e|pipeline-scale|rows-1m` (some of them).
  * Exits 2 when a bench could not run. A missed target prints FAIL and exits 0, unless
  * BENCH_STRICT=1 (then 1): a measurement on a shared machine is not a build failure by default.
  */
@@ -24,10 +25,11 @@ const BENCHES = {
   tracing: async () => (await runTracingBench()).pass,
   'pipeline-e2e': async () => (await runPipelineE2eBench()).pass,
   'pipeline-scale': async () => (await runPipelineScaleBench()).pass,
+  'rows-1m': async () => (await runRowsBench()).pass,
 } as const;
 type BenchName = keyof typeof BENCHES;
-/** Too long for every `npm run bench` (minutes per worker count): run only when named. */
-const ONLY_WHEN_NAMED: readonly BenchName[] = ['pipeline-scale'];
+/** Too long for every `npm run bench` (pipeline-scale: minutes per worker count; rows-1m: 1,000,000 generated rows, about 10 minutes here): run only when named. */
+const ONLY_WHEN_NAMED: readonly BenchName[] = ['pipeline-scale', 'rows-1m'];
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
