@@ -35,6 +35,8 @@ interface Outcome {
   status: number;
   target?: string;
   source?: string;
+  /** `x-switchyard-inferred`: what the inferred-meta classifier guessed, e.g. `task_type=code(0.210)`. */
+  inferred?: string;
   ms: number;
   error?: string;
 }
@@ -77,7 +79,7 @@ async function send(agent: Agent, port: number, line: WorkloadLine): Promise<Out
     const reply = await post(agent, port, JSON.stringify(line.body));
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     const header = (name: string) => (typeof reply.headers[name] === 'string' ? reply.headers[name] : undefined);
-    return { line, status: reply.status, target: header('x-switchyard-target'), source: header('x-switchyard-source'), ms, ...(reply.status === 200 ? {} : { error: reply.body.slice(0, 200) }) };
+    return { line, status: reply.status, target: header('x-switchyard-target'), source: header('x-switchyard-source'), inferred: header('x-switchyard-inferred'), ms, ...(reply.status === 200 ? {} : { error: reply.body.slice(0, 200) }) };
   } catch (error) {
     return { line, status: 0, ms: Number(process.hrtime.bigint() - t0) / 1e6, error: error instanceof Error ? error.message : String(error) };
   }
@@ -158,7 +160,7 @@ async function runSide(name: string, routerConfig: string, lines: readonly Workl
   const prefix = benchPrefix();
   cleanup.add(`queue keys ${prefix}`, async () => void (await deleteKeys(prefix)));
   const port = await freePort();
-  const supervisor = ManagedProcess.start('supervisor', { DATABASE_URL: dbUrl, REDIS_URL, QUEUE_PREFIX: prefix, ROUTER_CONFIG: routerConfig, PORT: String(port), LOG_LEVEL: 'warn' }, `supervisor-${name}`);
+  const supervisor = ManagedProcess.start('supervisor', { DATABASE_URL: dbUrl, REDIS_URL, QUEUE_PREFIX: prefix, ROUTER_CONFIG: routerConfig, PORT: String(port), LOG_LEVEL: 'info' }, `supervisor-${name}`);
   try {
     await supervisor.waitForLine(/supervisor listening/, 90_000);
     const started = Date.now();
@@ -172,6 +174,18 @@ async function runSide(name: string, routerConfig: string, lines: readonly Workl
   }
 }
 
+/** Requests whose body is word for word one sent earlier: the planned repeats plus distinct lines that happen to coincide (few templates). */
+function repeatedBodies(lines: readonly WorkloadLine[]): number {
+  const seen = new Set<string>();
+  let repeated = 0;
+  for (const line of lines) {
+    const body = JSON.stringify(line.body);
+    if (seen.has(body)) repeated += 1;
+    else seen.add(body);
+  }
+  return repeated;
+}
+
 const share = (part: number, whole: number) => (whole === 0 ? 'n/a' : `${fixed((100 * part) / whole, 1)} %`);
 const usd = (value: number) => `$${value.toFixed(4)}`;
 
@@ -182,7 +196,7 @@ function report(side: SideResult, targets: Record<string, TargetInfo>): void {
   for (const o of ok) bySource.set(o.source ?? '(none)', (bySource.get(o.source ?? '(none)') ?? 0) + 1);
   const cacheHits = bySource.get('cache') ?? 0;
   const coalesced = [...bySource].filter(([source]) => source.includes('coalesc')).reduce((n, [, count]) => n + count, 0);
-  const repeats = side.outcomes.filter((o) => o.line.repeat_of !== undefined).length;
+  const repeats = repeatedBodies(side.outcomes.map((o) => o.line));
   const sensitiveOnCloud = ok.filter((o) => o.line.sensitive && o.target !== undefined && targets[o.target]?.type === 'cloud').length;
   const calls = side.ledger.reduce((n, r) => n + r.calls, 0);
   console.log(`\n--- ${side.name}: ${side.outcomes.length} requests in ${fixed(side.wallS, 1)} s, ${ok.length} answered, ${failed.length} failed; cost ${usd(side.cost)} (ledger, ${calls} upstream calls)`);
@@ -198,8 +212,15 @@ function report(side: SideResult, targets: Record<string, TargetInfo>): void {
   );
   const noMeta = ok.filter((o) => o.line.body.metadata.task_type === undefined);
   const noMetaTargets = [...new Set(noMeta.map((o) => o.target ?? '?'))].map((t) => `${t} ${noMeta.filter((o) => o.target === t).length}`).join(', ');
+  // The fixture knows each request's real task: score the classifier's applied task_type guesses against it.
+  const guessed = noMeta.filter((o) => o.inferred !== undefined);
+  const applied = guessed.map((o) => ({ o, task: /task_type=(\w+)\([^)]*\)(?!:not_applied)/.exec(o.inferred!)?.[1] })).filter((g) => g.task !== undefined);
+  const right = applied.filter((g) => g.task === g.o.line.task).length;
   console.log(
-    `answers by source: ${[...bySource].map(([s, n]) => `${s} ${n}`).join(', ')} | cache hit rate ${share(cacheHits, ok.length)} of answers (${share(cacheHits, repeats)} of the ${repeats} repeats) | coalesced ${coalesced > 0 ? share(coalesced, ok.length) : 'none seen (no coalesced source in this build)'}`,
+    `inferred meta (x-switchyard-inferred) on ${guessed.length} of the ${noMeta.length} answers without task_type${noMeta.length > 0 && guessed.length === 0 ? ' (classifier off or absent in this build)' : ''}; task_type applied on ${applied.length}, matching the fixture's task on ${right} (${share(right, applied.length)})`,
+  );
+  console.log(
+    `answers by source: ${[...bySource].map(([s, n]) => `${s} ${n}`).join(', ')} | cache hit rate ${share(cacheHits, ok.length)} of answers (${share(cacheHits, repeats)} of the ${repeats} requests whose body came earlier in the workload) | coalesced ${coalesced > 0 ? share(coalesced, ok.length) : 'none seen (no coalesced source in this build)'}`,
   );
   console.log(`latency (client, all answers): p50 ${fixed(percentile(ok.map((o) => o.ms), 50))} ms, p95 ${fixed(percentile(ok.map((o) => o.ms), 95))} ms | requests without task_type went to: ${noMetaTargets}`);
   console.log(`sensitive requests answered by a cloud target: ${sensitiveOnCloud} of ${ok.filter((o) => o.line.sensitive).length}: ${verdict(sensitiveOnCloud === 0)}`);
@@ -210,7 +231,7 @@ export async function runEconomicsBench(): Promise<{ pass: boolean }> {
   const lines = loadWorkload();
   const count = (f: (l: WorkloadLine) => boolean) => lines.filter(f).length;
   console.log(
-    `workload: ${lines.length} requests (${count((l) => l.repeat_of !== undefined)} exact repeats, ${count((l) => l.burst !== undefined)} of them in concurrent bursts; ${count((l) => l.sensitive)} sensitive; ${count((l) => l.lang === 'zh')} Chinese; ${count((l) => l.body.metadata.task_type === undefined)} without task_type) | ${CONCURRENCY} in flight | llm-sim base latency ${Object.entries(SIM_LATENCY_MS).map(([t, ms]) => `${t} ${ms} ms`).join(', ')}`,
+    `workload: ${lines.length} requests (${count((l) => l.repeat_of !== undefined)} planned exact repeats, ${count((l) => l.burst !== undefined)} of them in concurrent bursts, ${repeatedBodies(lines)} bodies seen before in all; ${count((l) => l.sensitive)} sensitive; ${count((l) => l.lang === 'zh')} Chinese; ${count((l) => l.body.metadata.task_type === undefined)} without task_type) | ${CONCURRENCY} in flight | llm-sim base latency ${Object.entries(SIM_LATENCY_MS).map(([t, ms]) => `${t} ${ms} ms`).join(', ')}`,
   );
   const cleanup = new Cleanup();
   const onSignal = () => void cleanup.runAll().finally(() => process.exit(130));

@@ -1,4 +1,5 @@
 import { cpus } from 'node:os';
+import { runClassifierBench } from './classifier.bench';
 import { runCrashResumeBench } from './crash-resume.bench';
 import { runEconomicsBench } from './economics.bench';
 import { runFleetLimitBench } from './fleet-limit.bench';
@@ -12,7 +13,7 @@ import { runRowsBench } from './rows-1m.bench';
 import { runTracingBench } from './tracing.bench';
 
 /**
- * `npm run bench` (all benches but pipeline-scale and rows-1m) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing|economics|pipeline-e2e|pipeline-scale|rows-1m` (some of them).
+ * `npm run bench` (all benches but pipeline-scale and rows-1m) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing|economics|pipeline-e2e|pipeline-scale|rows-1m|classifier` (some of them).
  * Exits 2 when a bench could not run. A missed target prints FAIL and exits 0, unless
  * BENCH_STRICT=1 (then 1): a measurement on a shared machine is not a build failure by default.
  */
@@ -28,6 +29,7 @@ const BENCHES = {
   'pipeline-e2e': async () => (await runPipelineE2eBench()).pass,
   'pipeline-scale': async () => (await runPipelineScaleBench()).pass,
   'rows-1m': async () => (await runRowsBench()).pass,
+  classifier: async () => runClassifierBench().pass,
 } as const;
 type BenchName = keyof typeof BENCHES;
 /** Too long for every `npm run bench` (pipeline-scale: minutes per worker count; rows-1m: 1,000,000 generated rows, about 10 minutes here): run only when named. */

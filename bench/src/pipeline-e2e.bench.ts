@@ -5,14 +5,14 @@ import { Pool } from 'pg';
 import { sleep } from '@switchyard/devkit';
 import { selfTimeByFunction, selfTimeByPackage } from './support/cpu-profile';
 import { fixed, heading, median, table, verdict } from './support/report';
-import { Cleanup, benchPrefix, connectRedis, createBenchDatabase, deleteKeys } from './support/resources';
+import { Cleanup, benchPrefix, connectRedis, createBenchDatabase } from './support/resources';
 import { activityBetween, settledDatabaseActivity, type DatabaseActivity } from './pipeline-e2e/database-activity';
 import { secondsSince } from './pipeline/flow-helpers';
 import { FlowDriver, closedLoop, type LoopTiming } from './pipeline-e2e/flows';
 import { processCpuSeconds } from './support/cpu';
 import { cpuBetween, readCpuCounters, type CpuWatch } from './pipeline-e2e/process-cpu';
 import { e2eSettingsFromEnv, type E2eSettings } from './pipeline-e2e/settings';
-import { APP_NAME_PREFIX, Platform, logMessagesSince, outputOffsets, startFlowWorker, startSim } from './pipeline-e2e/stack';
+import { APP_NAME_PREFIX, Platform, deletePlatformKeys, logMessagesSince, outputOffsets, startFlowWorker, startSim } from './pipeline-e2e/stack';
 import { SwitchyardDriver } from './pipeline-e2e/switchyard-driver';
 
 /**
@@ -76,7 +76,7 @@ export async function runPipelineE2eBench(s: E2eSettings = e2eSettingsFromEnv())
     const dbUrl = await createBenchDatabase(cleanup);
     const database = new URL(dbUrl).pathname.slice(1);
     const prefix = benchPrefix();
-    cleanup.add(`redis keys ${prefix}*`, async () => void (await deleteKeys(prefix)));
+    cleanup.add(`redis keys of ${prefix}`, () => deletePlatformKeys(prefix));
 
     const sim = await startSim(dir, cleanup, 0);
     const platform = await Platform.start({ dbUrl, prefix, sim, dir, runningJobs: Math.max(64, s.inFlight), workerEnv: { WORKER_CONCURRENCY: String(s.workerConcurrency) } }, cleanup);

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { Pool } from 'pg';
 import { fixed, heading, percentile, table, verdict } from './support/report';
-import { Cleanup, benchPrefix, connectRedis, createBenchDatabase, deleteKeys } from './support/resources';
+import { Cleanup, benchPrefix, connectRedis, createBenchDatabase } from './support/resources';
 import { WaitSampler, activityBetween, settledDatabaseActivity, type DatabaseActivity } from './pipeline-e2e/database-activity';
 import { closedLoop, type LoopTiming } from './pipeline-e2e/flows';
 import { cpuBetween, readCpuCounters, residentMegabytes } from './pipeline-e2e/process-cpu';
 import { positiveInt } from './pipeline-e2e/settings';
-import { APP_NAME_PREFIX, Platform, logMessagesSince, outputOffsets, simPeakConcurrency, startSim, type Sim } from './pipeline-e2e/stack';
+import { APP_NAME_PREFIX, Platform, deletePlatformKeys, logMessagesSince, outputOffsets, simPeakConcurrency, startSim, type Sim } from './pipeline-e2e/stack';
 import { SwitchyardDriver } from './pipeline-e2e/switchyard-driver';
 
 /**
@@ -132,7 +132,7 @@ export async function runPipelineScaleBench(s: ScaleSettings = scaleSettingsFrom
     const dbUrl = await createBenchDatabase(cleanup);
     const database = new URL(dbUrl).pathname.slice(1);
     const prefix = benchPrefix();
-    cleanup.add(`redis keys ${prefix}*`, async () => void (await deleteKeys(prefix)));
+    cleanup.add(`redis keys of ${prefix}`, () => deletePlatformKeys(prefix));
     const sim = await startSim(dir, cleanup, s.latencyMs, 1_000);
     const platform = await Platform.start(
       { dbUrl, prefix, sim, dir, runningJobs: Math.max(64, s.inFlight), workerEnv: { WORKER_CONCURRENCY: String(s.workerConcurrency), DATABASE_POOL_SIZE: String(s.poolSize) } },

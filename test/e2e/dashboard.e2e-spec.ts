@@ -117,6 +117,36 @@ describe('operator dashboard in headless Chromium (real supervisor, worker, llm-
     }
   });
 
+  it('switches read-only mode on and off, each after a confirmation', async () => {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const readOnlyNow = async () => (await stack.request<{ read_only: boolean }>('GET', '/admin/targets', undefined, { authorization: `Bearer ${ADMIN_TOKEN}` })).json.read_only;
+    try {
+      await signIn(page, ADMIN_TOKEN);
+      await page.locator('nav a[data-tab="targets"]').click();
+      await page.locator('button[data-action="read-only-on"]').click();
+      const dialog = page.locator('dialog[open]');
+      await expect(dialog.textContent()).resolves.toContain('Enter read-only mode?');
+      await dialog.locator('button[data-action="confirm"]').click();
+      await page.locator('p.read-only-banner[data-read-only="true"]').waitFor({ timeout: UI_WAIT_MS });
+      await page.screenshot({ path: join(ARTIFACTS, 'targets-read-only.png'), fullPage: true });
+      expect(await readOnlyNow()).toBe(true);
+
+      await page.locator('button[data-action="read-only-off"]').click();
+      await page.locator('dialog[open]').getByRole('button', { name: 'Cancel' }).click();
+      expect(await readOnlyNow()).toBe(true);
+      await page.locator('button[data-action="read-only-off"]').click();
+      await page.locator('dialog[open] button[data-action="confirm"]').click();
+      await page.locator('button[data-action="read-only-on"]').waitFor({ timeout: UI_WAIT_MS });
+      expect(await page.locator('p.read-only-banner').count()).toBe(0);
+      expect(await readOnlyNow()).toBe(false);
+    } catch (error) {
+      await page.screenshot({ path: join(ARTIFACTS, 'failure-read-only.png'), fullPage: true }).catch(() => undefined);
+      throw new Error(`${String(error)}\n${stack.logs()}`, { cause: error });
+    } finally {
+      await page.close();
+    }
+  });
+
   it('answers the admin and job routes with the bodies /openapi.json documents', async () => {
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
     const [job] = (await stack.request<{ jobs: Array<{ job_id: string }> }>('GET', '/admin/jobs', undefined, admin)).json.jobs;

@@ -20,6 +20,8 @@ export interface SimCall {
   headers: Record<string, string>;
   traceparent?: string;
   last_user_message_preview: string;
+  message_roles?: string[];
+  first_user_message_preview?: string;
   client_gone: boolean;
 }
 

@@ -15,6 +15,9 @@ export interface CallRecord {
   traceparent?: string;
   message_chars: number;
   last_user_message_preview: string;
+  /** Each message's role, in order, and the first user message's start: shows the conversation a request carried. */
+  message_roles?: string[];
+  first_user_message_preview?: string;
   /** The caller closed the connection before the answer was complete (it gave up, or cancelled a stream). */
   client_gone: boolean;
   /** The request's parameters besides model, messages and stream (stop, seed, tools, response_format, …). */

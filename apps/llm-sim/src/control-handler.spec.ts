@@ -75,6 +75,8 @@ describe('llm-sim control server', () => {
       traceparent,
       message_chars: 'sys'.length + 'Summarise the incident.'.length,
       last_user_message_preview: 'Summarise the incident.',
+      message_roles: ['system', 'user'],
+      first_user_message_preview: 'Summarise the incident.',
     });
     expect(Object.keys(all[0]?.headers ?? {})).toEqual(['x-switchyard-job-id', 'x-switchyard-task-id']);
     expect(new Date(all[0]?.at ?? '').toISOString()).toBe(all[0]?.at);

@@ -25,6 +25,11 @@ export function lastUserMessage(messages: readonly ChatMessage[]): string {
   return '';
 }
 
+export function firstUserMessage(messages: readonly ChatMessage[]): string {
+  const message = messages.find((candidate) => candidate.role === 'user');
+  return message === undefined ? '' : messageText(message.content);
+}
+
 export function totalMessageChars(messages: readonly ChatMessage[]): number {
   let total = 0;
   for (const message of messages) total += messageText(message.content).length;

@@ -15,7 +15,7 @@ import {
   routeNotFound,
 } from './openai-errors';
 import { planReply, type ReplyPlan } from './reply-plan';
-import { garbageContent, lastUserMessage, summaryContent, totalMessageChars, wrongContent } from './reply-synthesis';
+import { firstUserMessage, garbageContent, lastUserMessage, summaryContent, totalMessageChars, wrongContent } from './reply-synthesis';
 import { PlanFaults, invalidPlanFor, planFor, requestedPlanRoles } from './plan-reply';
 import { requestedSchema, schemaContent } from './schema-reply';
 import { delayUnlessGone } from './response-delay';
@@ -254,6 +254,8 @@ export class TargetServer {
       stream: body.stream === true,
       message_chars: totalMessageChars(body.messages),
       last_user_message_preview: userText.slice(0, PREVIEW_CHARS),
+      message_roles: body.messages.map((message) => message.role),
+      first_user_message_preview: firstUserMessage(body.messages).slice(0, PREVIEW_CHARS),
     };
     if (body.model !== this.config.model) {
       this.record(fields, 404, 'error');

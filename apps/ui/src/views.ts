@@ -185,8 +185,8 @@ export function targetsView(refresh: () => void, report: (message: string) => vo
     async render(api) {
       const now = new Date();
       const since = new Date(now.getTime() - 3_600_000);
-      const [{ targets }, ledger, series] = await Promise.all([
-        api.get<{ targets: Target[] }>('/admin/targets'),
+      const [{ targets, read_only: readOnly }, ledger, series] = await Promise.all([
+        api.get<{ targets: Target[]; read_only: boolean }>('/admin/targets'),
         api.get<{ groups: LedgerGroup[] }>('/admin/costs', { group_by: 'target', since: since.toISOString(), until: now.toISOString() }),
         api.get<{ points: CostPoint[]; bucket_seconds: number }>('/admin/costs/series', { by: 'target', bucket_seconds: 60, since: since.toISOString(), until: now.toISOString() }),
       ]);
@@ -197,10 +197,29 @@ export function targetsView(refresh: () => void, report: (message: string) => vo
         'section',
         { 'aria-label': 'Targets' },
         h('h2', {}, 'Targets'),
+        readOnly
+          ? h('p', { class: 'read-only-banner', 'data-read-only': 'true' }, 'Read-only mode: no model calls are made; the gateway serves cached answers only and durable jobs wait.')
+          : null,
         h(
           'p',
           {},
           h('button', { type: 'button', 'data-action': 'clear-force', onclick: () => void act(api, 'Return to normal routing (no forced primary)?', () => api.post('/admin/routing/force-primary', { target: null })) }, 'Clear forced primary'),
+          ' ',
+          readOnly
+            ? h('button', { type: 'button', 'data-action': 'read-only-off', onclick: () => void act(api, 'Leave read-only mode? Model calls resume in every process.', () => api.post('/admin/read-only', { enabled: false })) }, 'Leave read-only mode')
+            : h(
+                'button',
+                {
+                  type: 'button',
+                  'data-action': 'read-only-on',
+                  class: 'danger',
+                  onclick: () =>
+                    void act(api, 'Enter read-only mode? No model calls are made in any process: the gateway answers from its cache only (503 otherwise) and durable jobs wait.', () =>
+                      api.post('/admin/read-only', { enabled: true }),
+                    ),
+                },
+                'Read-only mode',
+              ),
         ),
         h(
           'table',

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ManagedProcess, REPO_ROOT, SIM_TARGETS, freePort, simTargetsEnv, writeRouterConfigForSim } from '@switchyard/devkit';
-import { REDIS_URL, type Cleanup } from '../support/resources';
+import { deleteKeysWithPrefix } from '@switchyard/platform';
+import { REDIS_URL, connectRedis, type Cleanup } from '../support/resources';
 
 /**
  * The real processes of the end-to-end bench, built from this checkout: llm-sim, the
@@ -46,6 +47,19 @@ export async function startSim(dir: string, cleanup: Cleanup, latencyMs: number,
     ports: Object.fromEntries(SIM_TARGETS.map((t, i) => [t.name, ports[i]!])),
     routerConfig,
   };
+}
+
+/**
+ * Every key the processes wrote under QUEUE_PREFIX `prefix`, the router's hash-tagged features
+ * (`{…:router-fleet}`, breakers, budgets) included, and the bench's own flows under `prefix:`.
+ */
+export async function deletePlatformKeys(prefix: string): Promise<void> {
+  const redis = connectRedis('sy-bench-cleanup');
+  try {
+    await deleteKeysWithPrefix(redis, prefix);
+  } finally {
+    redis.disconnect();
+  }
 }
 
 /** The sim's peak number of requests open at once per target since its start (or last reset). */

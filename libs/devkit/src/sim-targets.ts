@@ -24,6 +24,8 @@ export function writeRouterConfigForSim(dir: string, ports: readonly number[], e
   SIM_TARGETS.forEach((t, i) => {
     yaml = yaml.replaceAll(`127.0.0.1:${t.shippedPort}/`, `127.0.0.1:${ports[i]}/`);
   });
+  // The copy lives elsewhere: the files the config names relative to itself stay in the repo.
+  yaml = yaml.replace(/^(\s*examples:\s*)(classifier\/\S+)$/mu, (_, key: string, path: string) => `${key}${resolve(REPO_ROOT, 'config', path)}`);
   const file = join(dir, 'router.yaml');
   copyFileSync(resolve(REPO_ROOT, 'config/canaries.yaml'), join(dir, 'canaries.yaml'));
   writeFileSync(file, edit(yaml));

@@ -75,6 +75,16 @@ describe('RouterRuntime: fleet-wide overrides and snapshots (real Redis)', () =>
     await a.runtime.applyOverride({ action: 'enable', target: 'local_vllm_7b' });
     await until('worker-b to see the enable', () => !drained(b.router, 'local_vllm_7b') && forced(b.router) === null);
     expect(await connections[0]!.hgetall(overridesKey(prefix))).toEqual({});
+
+    // Read-only mode: no process makes a model call until it is switched off again.
+    await a.runtime.applyOverride({ action: 'read_only', enabled: true });
+    expect(a.router.readOnly).toBe(true);
+    await until('worker-b to see read-only mode', () => b.router.readOnly);
+    expect(() => b.router.decide({ task_type: 'extract', complexity: 'low' } as never)).toThrow(/^read-only mode/);
+    expect(await connections[0]!.hgetall(overridesKey(prefix))).toEqual({ read_only: expect.any(String) });
+    await a.runtime.applyOverride({ action: 'read_only', enabled: false });
+    await until('worker-b to leave read-only mode', () => !b.router.readOnly);
+    expect(await connections[0]!.hgetall(overridesKey(prefix))).toEqual({});
   });
 
   it('a process that missed the announcement (subscriber cut) reloads the hash when it reconnects', async () => {

@@ -6,9 +6,9 @@ const BREAKER_STATES: readonly BreakerState[] = ['closed', 'half_open', 'open'];
 /**
  * The router's live view of each target as gauges, read at scrape time from this process's
  * router: breaker state (one series per state, 1 for the current one), health score, the
- * share of traffic a recovering target may take, calls in flight.
+ * share of traffic a recovering target may take, calls in flight; and whether read-only mode is on.
  */
-export function registerTargetMetrics(registry: MetricsRegistry, router: Pick<RouterAdmin, 'snapshot'>): void {
+export function registerTargetMetrics(registry: MetricsRegistry, router: Pick<RouterAdmin, 'snapshot' | 'readOnly'>): void {
   registry.collected(
     'switchyard_breaker_state',
     'Circuit breaker state per target: 1 for the current state, 0 for the others.',
@@ -21,4 +21,5 @@ export function registerTargetMetrics(registry: MetricsRegistry, router: Pick<Ro
   perTarget('switchyard_target_health_score', 'Health score of each target, 0..100.', (t) => t.score);
   perTarget('switchyard_target_share', 'Share of its traffic each target may take now (recovery steps 0.1 → 1).', (t) => t.share);
   perTarget('switchyard_target_in_flight', 'Upstream calls in flight per target, in this process.', (t) => t.inFlight);
+  registry.collected('switchyard_router_read_only', "1 while the operator's read-only mode is on (no model calls, cached answers only).", 'gauge', () => [[{}, router.readOnly ? 1 : 0] as const], []);
 }

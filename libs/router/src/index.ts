@@ -61,3 +61,7 @@ export * from './weights/weight-rebalancer';
 export * from './canary/canary-verdict';
 export * from './canary/canary-status';
 export * from './canary/canary-prober';
+export * from './inference/meta-classifier';
+export * from './inference/meta-examples.schema';
+export * from './inference/infer-meta';
+export * from './routing/read-only-mode.error';

@@ -13,6 +13,7 @@ import type { UpstreamError } from './calls/upstream-error';
 import { systemClock, type Clock } from './clock';
 import type { CompiledRouterConfig } from './config/compile-router-config';
 import type { RouterConfig } from './config/router-config.schema';
+import { inferMissingMeta, type InferredMeta, type MetaInference } from './inference/infer-meta';
 import { FleetFullMarks, fleetSlotMayFree } from './fleet/fleet-full-filter';
 import { FleetHealthBoard, type PeerHealthReport, type TargetHealthReport } from './fleet/fleet-health';
 import type { TargetLimiter } from './fleet/target-limiter';
@@ -378,8 +379,28 @@ export class Router implements RouterAdmin {
     return this.admin.snapshot();
   }
 
-  explain(meta: RequestMeta): DecisionExplanation {
-    return this.admin.explain(meta);
+  /** The decision for `meta` explained; `inferred` (from `inferMeta`) is shown beside it. */
+  explain(meta: RequestMeta, inferred?: InferredMeta): DecisionExplanation {
+    const explanation = this.admin.explain(meta);
+    return inferred === undefined ? explanation : { ...explanation, inferred };
+  }
+
+  /**
+   * `task_type` / `complexity` for a request that left them out (`given`: its meta before
+   * defaults), from the config's classifier; undefined when inference is off or nothing is missing.
+   */
+  inferMeta(given: Readonly<Record<string, unknown>>, messages: readonly { role?: string; content: string }[]): MetaInference | undefined {
+    const compiled = this.selector.config;
+    if (compiled.classifier === undefined) return undefined;
+    return inferMissingMeta(compiled.classifier, compiled.config.inferred_meta.min_score, given, messages);
+  }
+
+  get readOnly(): boolean {
+    return this.admin.readOnly;
+  }
+
+  setReadOnly(enabled: boolean): void {
+    this.admin.setReadOnly(enabled);
   }
 
   drain(target: string): void {

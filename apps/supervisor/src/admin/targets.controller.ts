@@ -8,10 +8,11 @@ import { AdminTokenGuard } from '../auth/admin-token.guard';
 import { ApiError } from '../http/api-error';
 
 export const ExplainSchema = z.union([
-  z.strictObject({ meta: RequestMetaSchema, messages: z.array(z.object({ content: z.string() })).optional() }),
+  z.strictObject({ meta: RequestMetaSchema, messages: z.array(z.object({ role: z.string().optional(), content: z.string() })).optional() }),
   RequestMetaSchema,
 ]);
 export const ForcePrimarySchema = z.strictObject({ target: z.string().min(1).nullable() });
+export const ReadOnlySchema = z.strictObject({ enabled: z.boolean() });
 
 /** Redis commands wait through a reconnect; an admin request must answer anyway. */
 function within<T>(ms: number, work: Promise<T>, what: string): Promise<T> {
@@ -54,25 +55,36 @@ export class AdminTargetsController {
         for (const p of view.processes) if (!processes.has(p.processId)) processes.set(p.processId, { processId: p.processId, role: p.role, ageMs: p.ageMs });
       }
       return {
+        read_only: this.router.readOnly,
         targets: local.map((target) => ({ ...target, fleet: fleet.get(target.name) ?? null })),
         fleet: { self: this.runtime.identity.processId, processes: [...processes.values()] },
       };
     } catch (error) {
       this.logger.warn({ err: String(error) }, 'admin: fleet view unavailable; answering with this process only');
-      return { targets: local.map((target) => ({ ...target, fleet: null })), fleet: null, fleetError: 'the fleet view is unavailable (Redis did not answer)' };
+      return {
+        read_only: this.router.readOnly,
+        targets: local.map((target) => ({ ...target, fleet: null })),
+        fleet: null,
+        fleetError: 'the fleet view is unavailable (Redis did not answer)',
+      };
     }
   }
 
-  /** Body: request meta (`{task_type, sensitivity, …}`), or `{meta, messages}` to estimate the input size. */
+  /**
+   * Body: request meta (`{task_type, sensitivity, …}`), or `{meta, messages}` to estimate the
+   * input size — and, when `meta` leaves out `task_type` or `complexity`, to infer them from the
+   * last user message as the gateway would (shown as `inferred`).
+   */
   @Post('routing/explain')
   @HttpCode(200)
   explain(@Body() body: unknown) {
     const input = parse(ExplainSchema, body);
-    if ('meta' in input) {
-      const meta = input.messages === undefined ? input.meta : { ...input.meta, estimated_input_tokens: estimateTokens(input.messages) };
-      return this.router.explain(meta);
-    }
-    return this.router.explain(input);
+    if (!('meta' in input)) return this.router.explain(input);
+    if (input.messages === undefined) return this.router.explain(input.meta);
+    const given = (body as { meta: Record<string, unknown> }).meta;
+    const inference = this.router.inferMeta(given, input.messages);
+    const meta = { ...input.meta, ...inference?.fields, estimated_input_tokens: estimateTokens(input.messages) };
+    return this.router.explain(meta, inference?.inferred);
   }
 
   @Post('targets/:name/drain')
@@ -98,9 +110,22 @@ export class AdminTargetsController {
     return { forced_primary: target, note: 'sensitive requests are still only ever served by local targets' };
   }
 
+  /**
+   * Body `{enabled: true}`: read-only mode fleet-wide (a double outage) — no model calls; the
+   * gateway serves cached answers and answers everything else 503 `read_only`; durable tasks
+   * wait. `{enabled: false}` resumes normal routing.
+   */
+  @Post('read-only')
+  @HttpCode(200)
+  async readOnly(@Body() body: unknown) {
+    const { enabled } = parse(ReadOnlySchema, body);
+    await this.act({ action: 'read_only', enabled });
+    return { read_only: enabled, note: enabled ? 'no model calls are made: cached answers only; other gateway calls get 503 read_only and durable tasks wait' : 'model calls resume' };
+  }
+
   /** Checks the name here (404), then writes the fleet-wide override, announces it, and applies it locally. */
   private async act(change: OverrideAction): Promise<void> {
-    if (change.target !== null && !this.router.config.targetsByName.has(change.target)) {
+    if ('target' in change && change.target !== null && !this.router.config.targetsByName.has(change.target)) {
       throw ApiError.notFound(`target "${change.target}"`);
     }
     try {

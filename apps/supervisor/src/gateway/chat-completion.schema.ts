@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { RequestMetaSchema, SafeString, ValidationError, toFieldIssues, truncateForEcho, type FieldIssue, type RequestMeta } from '@switchyard/contracts';
-import { jsonSchemaProblem, resolveModelAlias, type ChatMessage, type ModelAlias, type ResponseFormat } from '@switchyard/router';
+import { jsonSchemaProblem, resolveModelAlias, type ChatMessage, type InferredMeta, type MetaInference, type ModelAlias, type ResponseFormat } from '@switchyard/router';
 
 /** Text parts of a multi-part message are joined; images and audio are not routed here. */
 const ContentSchema = z.union([
@@ -115,12 +115,21 @@ export interface ParsedChatRequest {
   /** OpenAI parameters passed upstream as they are (tools, tool_choice, stop, seed, n, user, unknown fields, …). */
   upstreamParams: Record<string, unknown>;
   n: number;
+  /** `metadata.session_id`: the conversation whose history the gateway keeps. */
+  sessionId?: string;
+  /** Meta the classifier filled in (or guessed under its threshold), when the request left it out. */
+  inferred?: InferredMeta;
 }
 
 export interface ChatRequestLimits {
   aliases: Readonly<Record<string, ModelAlias>>;
   maxN: number;
+  /** Fills in `task_type` / `complexity` the request and its alias leave out (see `Router.inferMeta`). */
+  inferMeta?: (given: Readonly<Record<string, unknown>>, messages: readonly ChatMessage[]) => MetaInference | undefined;
 }
+
+/** `metadata.session_id`: the client's name for a conversation (hashed before it is used as a key). */
+const SessionIdSchema = SafeString.min(1).max(256);
 
 /** The model the request names is neither `auto` nor an alias: OpenAI's 404 `model_not_found`. */
 export class UnknownModelError extends Error {
@@ -140,9 +149,14 @@ export function parseChatCompletionRequest(body: unknown, limits: ChatRequestLim
   const issues = [...toolIssues(data), ...nIssues(data, limits.maxN), ...responseFormatIssues(data)];
   if (issues.length > 0) throw new ValidationError(issues);
 
-  const resolved = resolveModelAlias(data.model, limits.aliases, data.metadata);
+  const { session_id: rawSessionId, ...metadata } = data.metadata;
+  const sessionId = rawSessionId === undefined ? undefined : SessionIdSchema.safeParse(rawSessionId);
+  if (sessionId !== undefined && !sessionId.success) throw new ValidationError(toFieldIssues(sessionId.error, 'metadata.session_id'));
+  const resolved = resolveModelAlias(data.model, limits.aliases, metadata);
   if (!resolved.ok) throw new UnknownModelError(resolved.model);
-  const meta = RequestMetaSchema.safeParse(resolved.meta);
+  const messages = data.messages.map(toRouterMessage);
+  const inference = limits.inferMeta?.(resolved.meta, messages);
+  const meta = RequestMetaSchema.safeParse({ ...resolved.meta, ...inference?.fields });
   if (!meta.success) throw new ValidationError(toFieldIssues(meta.error, 'metadata'));
 
   const upstreamParams: Record<string, unknown> = {};
@@ -150,13 +164,15 @@ export function parseChatCompletionRequest(body: unknown, limits: ChatRequestLim
   const maxTokens = data.max_completion_tokens ?? data.max_tokens ?? meta.data.max_output_tokens;
   return {
     body: data,
-    messages: data.messages.map(toRouterMessage),
+    messages,
     meta: meta.data,
     alias: resolved.alias,
     maxTokens,
     responseFormat: data.response_format as ResponseFormat | undefined,
     upstreamParams,
     n: data.n ?? 1,
+    ...(sessionId === undefined ? {} : { sessionId: sessionId.data }),
+    ...(inference === undefined ? {} : { inferred: inference.inferred }),
   };
 }
 

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Headers, HttpStatus, Post, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { listedModels, Router, type ChoiceDelta, type ProviderChoice } from '@switchyard/router';
+import { describeInferredMeta, listedModels, Router, type ChoiceDelta, type ProviderChoice } from '@switchyard/router';
 import { ApiKeyGuard } from '../auth/api-key.guard';
 import { Tenant } from '../auth/tenant.decorator';
 import { ApiError } from '../http/api-error';
@@ -12,6 +12,8 @@ import { OpenAiErrorFilter, openAiErrorType } from './openai-error.filter';
 export const TARGET_HEADER = 'x-switchyard-target';
 /** Set when the tenant's calls run with targets held back, e.g. `daily_budget_spent` (cloud excluded, degraded to local). */
 export const DEGRADED_HEADER = 'x-switchyard-degraded';
+/** Set when the request left out task_type / complexity: what the classifier said, e.g. `task_type=code(0.412);complexity=low(0.080)`. */
+export const INFERRED_HEADER = 'x-switchyard-inferred';
 
 /**
  * `POST /v1/chat/completions`: OpenAI-compatible, routed by the body's `metadata` and the
@@ -35,6 +37,7 @@ export class GatewayController {
     @Headers('idempotency-key') idempotencyKey?: string,
   ): Promise<void> {
     const request = this.parse(body);
+    if (request.inferred !== undefined) void reply.header(INFERRED_HEADER, describeInferredMeta(request.inferred));
     const id = GatewayService.completionId();
     const created = Math.floor(Date.now() / 1000);
     // A client that hangs up (plain or streaming) cancels the upstream call: nothing runs, or bills, for nobody.
@@ -67,6 +70,7 @@ export class GatewayController {
         connection: 'keep-alive',
         [TARGET_HEADER]: target,
         'x-switchyard-source': source,
+        ...(request.inferred ? { [INFERRED_HEADER]: describeInferredMeta(request.inferred) } : {}),
         ...(degraded && degraded.length > 0 ? { [DEGRADED_HEADER]: degraded.join(',') } : {}),
       });
     };
@@ -121,7 +125,7 @@ export class GatewayController {
   private parse(body: unknown): ParsedChatRequest {
     const config = this.router.config.config;
     try {
-      return parseChatCompletionRequest(body, { aliases: config.models, maxN: config.gateway.max_n });
+      return parseChatCompletionRequest(body, { aliases: config.models, maxN: config.gateway.max_n, inferMeta: (given, messages) => this.router.inferMeta(given, messages) });
     } catch (error) {
       if (error instanceof UnknownModelError) throw new ApiError(HttpStatus.NOT_FOUND, 'model_not_found', error.message, [{ path: 'model', message: error.message }]);
       throw error;

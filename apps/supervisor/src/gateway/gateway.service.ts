@@ -7,6 +7,7 @@ import {
   CallAbortedError,
   ContextWindowExceededError,
   NoEligibleTargetError,
+  ReadOnlyModeError,
   RouterCallError,
   Router,
   estimateTokens,
@@ -17,6 +18,8 @@ import { ApiError } from '../http/api-error';
 import { REQUEST_REDIS } from '../queues/request-redis.module';
 import { tenantRouterError } from '../http/tenant-errors';
 import type { ParsedChatRequest } from './chat-completion.schema';
+import { ConversationSessions, SessionUnavailableError, type SessionTurn } from './conversation-sessions';
+import { ConversationStore } from './conversation.store';
 import { GatewayResponseStore, type StoredAnswer } from './gateway-response.store';
 import { gatewayRateDecision, TenantGatewayRate } from './tenant-gateway-rate';
 import { QueueFullError, QueueTimeoutError, SlotWaitQueue, waitingForSlotCanHelp, type QueueTicket } from './slot-wait-queue';
@@ -62,6 +65,7 @@ const CLIENT_CLOSED_REQUEST = 499;
 @Injectable()
 export class GatewayService {
   private readonly store: GatewayResponseStore;
+  private readonly sessions: ConversationSessions;
   private readonly queue: SlotWaitQueue;
   private readonly redisDeadlineMs: number;
   private readonly rate: TenantGatewayRate;
@@ -77,6 +81,7 @@ export class GatewayService {
     // One key per tenant and minute (single-key commands): spread over the Cluster.
     this.rate = new TenantGatewayRate(redis, spreadFeaturePrefix(config.QUEUE_PREFIX, 'gateway-rate'));
     this.redisDeadlineMs = config.REDIS_REQUEST_TIMEOUT_MS;
+    this.sessions = new ConversationSessions(new ConversationStore(redis, spreadFeaturePrefix(config.QUEUE_PREFIX, 'conversation')), router, logger, this.redisDeadlineMs);
     this.queue = new SlotWaitQueue(() => {
       const gateway = this.router.config.config.gateway;
       return { capacity: gateway.queue_capacity, timeoutMs: gateway.queue_timeout_ms };
@@ -127,8 +132,11 @@ export class GatewayService {
     return `chatcmpl-${randomUUID().replaceAll('-', '')}`;
   }
 
-  private async answer(call: GatewayCall, idempotency: { key: string; fingerprint: string } | undefined): Promise<GatewayAnswer> {
-    const { tenant, request } = call;
+  private async answer(received: GatewayCall, idempotency: { key: string; fingerprint: string } | undefined): Promise<GatewayAnswer> {
+    const { tenant } = received;
+    const session = await this.beginTurn(received.request, tenant);
+    const call = session === undefined ? received : { ...received, request: session.request };
+    const { request } = call;
     const ttlS = this.cacheTtl(request);
     const cacheKey =
       ttlS === undefined
@@ -146,6 +154,7 @@ export class GatewayService {
       const hit = await this.optional('read the response cache', () => this.store.cached(tenant, cacheKey));
       if (hit !== undefined) {
         await this.remember(tenant, idempotency, hit);
+        if (session !== undefined) await this.sessions.end(tenant, session, hit);
         return { ...hit, source: 'cache' };
       }
     }
@@ -161,7 +170,18 @@ export class GatewayService {
     };
     if (cacheKey !== undefined && ttlS !== undefined) await this.optional('write the response cache', () => this.store.cache(tenant, cacheKey, answer, ttlS));
     await this.remember(tenant, idempotency, answer);
+    if (session !== undefined) await this.sessions.end(tenant, session, answer);
     return { ...answer, source: 'upstream', ...(result.restrictedBy ? { degraded: result.restrictedBy } : {}) };
+  }
+
+  /** A conversation's turn (`metadata.session_id`), its history combined in; without Redis the call is refused, not answered without its thread. */
+  private async beginTurn(request: ParsedChatRequest, tenant: string): Promise<SessionTurn | undefined> {
+    try {
+      return await this.sessions.begin(request, tenant);
+    } catch (error) {
+      if (!(error instanceof SessionUnavailableError)) throw error;
+      throw new RetryLaterError('session_unavailable', 'the conversation history store is unavailable right now; nothing was run, retry later', RETRY_AFTER_S);
+    }
   }
 
   /**
@@ -278,10 +298,17 @@ function stickyKeyOf(call: GatewayCall): { stickyKey?: string } {
   return typeof user === 'string' && user.length > 0 ? { stickyKey: `${call.tenant}:${user}` } : {};
 }
 
-/** Router and queue failures as the API reports them: busy (503), too large (400), upstream failed (502); details only in the log. */
+
+/** How long a client should wait before asking again in read-only mode: an operator ends it, not a timer. */
+const READ_ONLY_RETRY_AFTER_S = 30;
+
+/** Router and queue failures as the API reports them: busy or read-only (503), too large (400), upstream failed (502); details only in the log. */
 export function toApiError(error: unknown): unknown {
   if (error instanceof QueueFullError || error instanceof QueueTimeoutError) {
     return new RetryLaterError('overloaded', 'busy: every model target is at capacity; retry later', RETRY_AFTER_S);
+  }
+  if (error instanceof ReadOnlyModeError) {
+    return new RetryLaterError('read_only', 'read-only mode: model calls are switched off by an operator and there is no cached answer for this request; retry later', READ_ONLY_RETRY_AFTER_S);
   }
   if (error instanceof NoEligibleTargetError) return tenantRouterError('no_eligible_target', error);
   if (error instanceof ContextWindowExceededError) return tenantRouterError('context_length_exceeded', error);

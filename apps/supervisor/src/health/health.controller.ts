@@ -2,6 +2,7 @@ import { Controller, Get, Inject, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { WorkflowCatalog } from '@switchyard/orchestration';
 import { DATABASE, MigrationsReadiness, REDIS, checkDependencies, type RedisConnection } from '@switchyard/platform';
+import { Router } from '@switchyard/router';
 import { formatWorkflowIssue } from '@switchyard/workflows';
 import type { DatabaseHandle } from '@switchyard/state';
 
@@ -13,6 +14,7 @@ export class HealthController {
     @Inject(DATABASE) private readonly database: DatabaseHandle,
     @Inject(REDIS) private readonly redis: RedisConnection,
     @Inject(WorkflowCatalog) private readonly workflows: WorkflowCatalog,
+    private readonly router: Router,
   ) {
     this.migrations = new MigrationsReadiness(database.pool);
   }
@@ -27,6 +29,8 @@ export class HealthController {
    * Readiness: Postgres and Redis answer, the database has every shipped migration, and at least
    * one workflow loaded. Rejected workflow files are listed under the `workflows` check (file,
    * path, problem) without making the process unready: the valid job types still serve.
+   * `read_only` says whether the operator's read-only mode is on; it does not make the process
+   * unready (it still serves cached answers, job reads and the admin API).
    */
   @Get('readyz')
   async readyz(@Res() reply: FastifyReply) {
@@ -39,6 +43,6 @@ export class HealthController {
     };
     const checks = [...(await checkDependencies(this.database, this.redis, undefined, this.migrations)), workflows];
     const ready = checks.every((c) => c.ok);
-    void reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
+    void reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', read_only: this.router.readOnly, checks });
   }
 }

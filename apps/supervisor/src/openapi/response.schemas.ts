@@ -140,6 +140,8 @@ export const TargetSnapshotSchema = z
   })
   ;
 export const TargetsSchema = z.object({
+  /** Read-only mode (POST /admin/read-only): no model calls, cached answers only. */
+  read_only: z.boolean(),
   targets: z.array(TargetSnapshotSchema.extend({ fleet: z.unknown() })),
   fleet: z.object({ self: z.string(), processes: z.array(z.object({ processId: z.string(), role: z.string(), ageMs: z.number() })) }).nullable(),
   fleetError: z.string().optional(),
@@ -154,8 +156,12 @@ export const ExplanationSchema = z.object({
     .optional(),
   candidates: z.array(z.object({ target: z.string(), rule: z.string(), eligible: z.boolean(), reason: z.string().optional(), score: z.number().optional() })),
   error: z.string().optional(),
+  inferred: z
+    .record(z.string(), z.object({ value: z.string(), score: z.number(), similarity: z.number().optional(), source: z.enum(['rule', 'examples']), rule: z.string().optional(), applied: z.boolean() }))
+    .optional(),
 });
 export const ForcedPrimarySchema = z.object({ forced_primary: z.string().nullable(), note: z.string() });
+export const ReadOnlyModeSchema = z.object({ read_only: z.boolean(), note: z.string() });
 
 export const AdminTasksSchema = z.object({
   stale_after_ms: z.number().int(),
@@ -211,6 +217,8 @@ export const CostSeriesSchema = z.object({
 export const HealthSchema = z.object({ status: z.literal('ok') });
 export const ReadinessSchema = z.object({
   status: z.enum(['ready', 'not_ready']),
+  /** The operator's read-only mode (cached answers only); it does not make the process unready. */
+  read_only: z.boolean(),
   checks: z.array(z.object({ name: z.string(), ok: z.boolean(), error: z.string().optional() }).loose()),
 });
 export const ModelListSchema = z.object({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { JobSubmissionEnvelopeSchema } from '@switchyard/contracts';
 import { AdminJobListQuerySchema } from '../admin/admin-jobs.query';
-import { ExplainSchema, ForcePrimarySchema } from '../admin/targets.controller';
+import { ExplainSchema, ForcePrimarySchema, ReadOnlySchema } from '../admin/targets.controller';
 import { AdminTasksQuerySchema } from '../admin/tasks.query';
 import { CostReportQuerySchema } from '../costs/cost-report.query';
 import { CostSeriesQuerySchema } from '../costs/cost-series.query';
@@ -169,7 +169,7 @@ export const ROUTES: readonly RouteSpec[] = [
       409: gatewayError('`idempotency_key_in_progress`'),
       429: gatewayError("`rate_limit_exceeded`: past the tenant's `gateway_rpm`, with Retry-After"),
       502: gatewayError('`upstream_failed`: every attempt failed'),
-      503: gatewayError('`overloaded`, `no_eligible_target` or `idempotency_unavailable`, with Retry-After'),
+      503: gatewayError('`overloaded`, `no_eligible_target`, `read_only` (read-only mode and no cached answer), `idempotency_unavailable` or `session_unavailable`, with Retry-After'),
     },
   },
   {
@@ -251,6 +251,15 @@ export const ROUTES: readonly RouteSpec[] = [
     auth: 'admin_token',
     body: ForcePrimarySchema,
     responses: { 200: json('the forced target', out.ForcedPrimarySchema), ...adminErrors, 404: error('no such target'), 503: error('`overrides_unavailable`: Redis did not answer') },
+  },
+  {
+    method: 'post',
+    path: '/admin/read-only',
+    summary: 'Read-only mode on or off (fleet-wide): no model calls, cached gateway answers only, other gateway calls 503 `read_only`, durable tasks wait',
+    tag: 'admin',
+    auth: 'admin_token',
+    body: ReadOnlySchema,
+    responses: { 200: json('the mode now', out.ReadOnlyModeSchema), ...adminErrors, 503: error('`overrides_unavailable`: Redis did not answer') },
   },
   { method: 'get', path: '/admin/tasks', summary: 'Stale and resumed tasks, or tasks by status', tag: 'admin', auth: 'admin_token', query: AdminTasksQuerySchema, responses: { 200: json('tasks', out.AdminTasksSchema), ...adminErrors } },
   { method: 'get', path: '/admin/queues', summary: 'BullMQ counts per agent queue', tag: 'admin', auth: 'admin_token', responses: { 200: json('queues', out.QueuesSchema), ...adminErrors } },

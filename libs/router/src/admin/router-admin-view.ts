@@ -174,6 +174,16 @@ export class RouterAdminView implements RouterAdmin {
     this.logger.warn({ target }, 'target enabled by an operator');
   }
 
+  get readOnly(): boolean {
+    return this.selector.readOnly;
+  }
+
+  setReadOnly(enabled: boolean): void {
+    if (this.selector.readOnly === enabled) return;
+    this.selector.readOnly = enabled;
+    this.logger.warn({ read_only: enabled }, enabled ? 'read-only mode on: no model calls, cached answers only' : 'read-only mode off: model calls resume');
+  }
+
   forcePrimary(target: string | null): void {
     if (target !== null) this.stateOf(target);
     this.selector.forced = target ?? undefined;

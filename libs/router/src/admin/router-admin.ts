@@ -1,5 +1,6 @@
 import type { RequestMeta } from '@switchyard/contracts';
 import type { CanarySnapshot } from '../canary/canary-status';
+import type { InferredMeta } from '../inference/infer-meta';
 import type { RoutingDecision, SplitExplanation } from '../routing/routing-decision';
 import type { TargetWeightView } from '../weights/weight-book';
 
@@ -44,6 +45,8 @@ export interface DecisionExplanation extends Pick<RoutingDecision, 'rule' | 'pol
   split?: SplitExplanation;
   candidates: { target: string; rule: string; eligible: boolean; reason?: string; score?: number }[];
   error?: string;
+  /** Fields the request left out and the classifier filled in (or not, under its threshold). */
+  inferred?: InferredMeta;
 }
 
 export interface RouterAdmin {
@@ -57,4 +60,10 @@ export interface RouterAdmin {
    * never a sensitive call to a cloud target. `null` returns to normal routing.
    */
   forcePrimary(target: string | null): void;
+  /**
+   * Read-only mode (seed 004 §4.3, for a double outage): no model call is made; the gateway
+   * serves cached answers only and refuses the rest with a 503, durable tasks wait.
+   */
+  setReadOnly(enabled: boolean): void;
+  readonly readOnly: boolean;
 }

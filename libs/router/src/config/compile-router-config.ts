@@ -1,3 +1,4 @@
+import type { MetaClassifier } from '../inference/meta-classifier';
 import { compileCondition, type CompiledCondition } from '../routing/rule-matcher';
 import type { RouterConfig, RoutingPolicy, TargetConfig } from './router-config.schema';
 
@@ -25,9 +26,11 @@ export interface CompiledRouterConfig {
   readonly fallbackOrder: Readonly<Record<RoutingPolicy, readonly number[]>>;
   /** Legal but probably unintended settings, for the operator to see at startup. */
   readonly warnings: readonly string[];
+  /** Built from `inferred_meta.examples` when `inferred_meta.enabled`. */
+  readonly classifier?: MetaClassifier;
 }
 
-export function compileRouterConfig(config: RouterConfig, source = '(inline)'): CompiledRouterConfig {
+export function compileRouterConfig(config: RouterConfig, source = '(inline)', classifier?: MetaClassifier): CompiledRouterConfig {
   const indexByName = new Map(config.targets.map((target, index) => [target.name, index]));
   const rules = config.routes
     .map(
@@ -59,6 +62,7 @@ export function compileRouterConfig(config: RouterConfig, source = '(inline)'): 
       latency_first: orderLocalFirst(config.targets),
     },
     warnings: configWarnings(config, rules),
+    ...(classifier === undefined ? {} : { classifier }),
   };
 }
 

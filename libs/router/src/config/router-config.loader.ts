@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { toFieldIssues, type FieldIssue } from '@switchyard/contracts';
+import { loadMetaClassifier } from '../inference/load-meta-classifier';
 import { compileRouterConfig, type CompiledRouterConfig } from './compile-router-config';
 import { RouterConfigError } from './router-config.error';
 import { RouterConfigFileSchema, type RouterConfig } from './router-config.schema';
@@ -18,7 +19,10 @@ export function loadRouterConfig(filePath: string): CompiledRouterConfig {
   return parseRouterConfig(text, filePath);
 }
 
-/** Parses YAML text; `sourceName` (usually the file path) appears in every error. */
+/**
+ * Parses YAML text; `sourceName` (usually the file path) appears in every error. Files the
+ * config names (the inferred-meta examples) are read relative to `sourceName`'s folder.
+ */
 export function parseRouterConfig(yamlText: string, sourceName: string): CompiledRouterConfig {
   const lineCounter = new LineCounter();
   const document = parseDocument(yamlText, { lineCounter, prettyErrors: false, uniqueKeys: true });
@@ -31,7 +35,10 @@ export function parseRouterConfig(yamlText: string, sourceName: string): Compile
   }
   const value: unknown = document.toJS();
   const casesFile = withCanaryCasesFile(value, sourceName);
-  return compileRouterConfig(validateRouterConfig(value, sourceName, casesFile), sourceName);
+  const config = validateRouterConfig(value, sourceName, casesFile);
+  const inferred = config.inferred_meta;
+  const classifier = inferred.enabled ? loadMetaClassifier(resolve(dirname(sourceName), inferred.examples), sourceName) : undefined;
+  return compileRouterConfig(config, sourceName, classifier);
 }
 
 /** Validates an already-parsed document (`{router: {...}}`) and resolves every default. */

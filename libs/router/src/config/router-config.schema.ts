@@ -115,6 +115,21 @@ const CacheSchema = z
   .prefault({});
 
 /**
+ * Conversation context (seed 004 §4.4): a gateway request with `metadata.session_id` gets the
+ * session's earlier turns from Redis, so a switch of model mid-conversation keeps the thread.
+ * History is cut, oldest turns first, to `max_history_tokens` and to what the smallest context
+ * window of the targets that may serve the request can hold; at most `max_stored_messages` are
+ * kept, for `ttl_s` after the last turn.
+ */
+const ConversationContextSchema = z
+  .strictObject({
+    ttl_s: z.number().int().min(1).max(30 * 86_400).default(86_400),
+    max_history_tokens: z.number().int().min(0).max(1_000_000).default(12_000),
+    max_stored_messages: z.number().int().min(2).max(10_000).default(200),
+  })
+  .prefault({});
+
+/**
  * The gateway's request queue: a call that finds every eligible target at its max_concurrency
  * waits (first come, first served) for a slot up to `queue_timeout_ms`; at most
  * `queue_capacity` calls wait; past either it gets a 503 with Retry-After.
@@ -164,6 +179,20 @@ const FleetLimitsSchema = z
     slot_poll_ms: z.number().int().min(5).max(10_000).default(100),
     redis_timeout_ms: z.number().int().min(10).max(60_000).default(250),
     slot_linger_ms: z.number().int().min(0).max(10_000).default(25),
+  })
+  .prefault({});
+
+/**
+ * Inferred request meta (seed 004 §3.2): a gateway request that leaves out `task_type` or
+ * `complexity` gets them from a local classifier built from `examples` (a file, relative to
+ * this config's folder). A guess scoring under `min_score` is not used: the field keeps its
+ * default and the default routes apply.
+ */
+const InferredMetaSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    examples: z.string().min(1).default('classifier/meta-examples.yaml'),
+    min_score: z.number().min(0).max(1).default(0.02),
   })
   .prefault({});
 
@@ -339,6 +368,7 @@ const RouterSectionSchema = z
     fleet_limits: FleetLimitsSchema,
     dynamic_weights: DynamicWeightsSchema,
     canaries: CanariesSchema.optional(),
+    inferred_meta: InferredMetaSchema,
     models: z
       .record(nameSchema, ModelAliasSchema)
       .default({})
@@ -379,7 +409,7 @@ const RouterSectionSchema = z
       ctx.addIssue({ code: 'custom', path: ['routes'], message: 'no catch-all route; add one with `when: {all_else: true}`' });
     }
   })
-  .transform((router): Omit<RouterConfig, 'cache'> => ({
+  .transform((router): Omit<RouterConfig, 'cache' | 'conversation'> => ({
     default_policy: router.default_policy,
     fallback_to_any_eligible: router.fallback_to_any_eligible,
     timeouts: router.timeouts,
@@ -397,6 +427,7 @@ const RouterSectionSchema = z
     fleet_limits: router.fleet_limits,
     dynamic_weights: router.dynamic_weights,
     canaries: router.canaries ?? null,
+    inferred_meta: router.inferred_meta,
     models: router.models,
     targets: router.targets.map((target) => {
       const local = target.type === 'local';
@@ -421,12 +452,15 @@ const RouterSectionSchema = z
   }));
 
 /**
- * The file: `router` (routing) and `response_cache` (the gateway's response cache and
- * Idempotency-Key answers, all defaults when absent).
+ * The file: `router` (routing), `response_cache` (the gateway's response cache and
+ * Idempotency-Key answers) and `conversation_context` (the gateway's session history), all
+ * defaults when absent.
  */
 export const RouterConfigFileSchema = z
-  .strictObject({ router: RouterSectionSchema, response_cache: CacheSchema })
-  .transform(({ router, response_cache }): { router: RouterConfig } => ({ router: { ...router, cache: response_cache } }));
+  .strictObject({ router: RouterSectionSchema, response_cache: CacheSchema, conversation_context: ConversationContextSchema })
+  .transform(({ router, response_cache, conversation_context }): { router: RouterConfig } => ({
+    router: { ...router, cache: response_cache, conversation: conversation_context },
+  }));
 
 export type RuleCondition = z.output<typeof WhenSchema>;
 
@@ -487,11 +521,14 @@ export interface RouterConfig {
   probes: z.output<typeof ProbesSchema>;
   /** The gateway's response cache (`response_cache` in the file). */
   cache: z.output<typeof CacheSchema>;
+  /** The gateway's session history (`conversation_context` in the file). */
+  conversation: z.output<typeof ConversationContextSchema>;
   gateway: z.output<typeof GatewaySchema>;
   fleet_limits: z.output<typeof FleetLimitsSchema>;
   dynamic_weights: DynamicWeightsConfig;
   /** Business canary probes; none when absent. */
   canaries: CanariesConfig | null;
+  inferred_meta: z.output<typeof InferredMetaSchema>;
   /** Model aliases: name → request meta. */
   models: Record<string, ModelAlias>;
   targets: TargetConfig[];

@@ -10,9 +10,11 @@ import type { FleetRedisClient, FleetRedisSubscriber } from './fleet-redis';
  * Hash `<keyPrefix>overrides` (the apps give the feature its own hash tag, e.g. `{switchyard:router-overrides}:`):
  *   `drained:<target>` → ISO time of the drain (present = drained)
  *   `force_primary`    → target name (absent = normal routing)
+ *   `read_only`        → ISO time it was switched on (present = read-only mode)
  */
 export const DRAINED_FIELD_PREFIX = 'drained:';
 export const FORCE_PRIMARY_FIELD = 'force_primary';
+export const READ_ONLY_FIELD = 'read_only';
 
 export const fleetOverridesKey = (keyPrefix: string): string => `${keyPrefix}overrides`;
 export const fleetOverridesChannel = (keyPrefix: string): string => `${keyPrefix}changed`;
@@ -21,23 +23,30 @@ export const fleetOverridesChannel = (keyPrefix: string): string => `${keyPrefix
 export interface RouterOverrides {
   drained: string[];
   forcedPrimary: string | null;
+  readOnly: boolean;
 }
 
-export type OverrideAction = { action: 'drain' | 'enable'; target: string } | { action: 'force_primary'; target: string | null };
+export type OverrideAction =
+  | { action: 'drain' | 'enable'; target: string }
+  | { action: 'force_primary'; target: string | null }
+  | { action: 'read_only'; enabled: boolean };
 
 /** The hash's fields → overrides. Unknown fields are ignored (a newer writer may add some). */
 export function overridesFromHash(hash: Record<string, string>): RouterOverrides {
   const drained: string[] = [];
   let forcedPrimary: string | null = null;
+  let readOnly = false;
   for (const [field, value] of Object.entries(hash)) {
     if (field.startsWith(DRAINED_FIELD_PREFIX)) {
       const target = field.slice(DRAINED_FIELD_PREFIX.length);
       if (target.length > 0) drained.push(target);
     } else if (field === FORCE_PRIMARY_FIELD && value.length > 0) {
       forcedPrimary = value;
+    } else if (field === READ_ONLY_FIELD) {
+      readOnly = true;
     }
   }
-  return { drained: drained.sort(), forcedPrimary };
+  return { drained: drained.sort(), forcedPrimary, readOnly };
 }
 
 /** Overrides → the hash's fields (the inverse of `overridesFromHash`). */
@@ -45,15 +54,17 @@ export function overridesToHash(overrides: RouterOverrides, drainedAt: string = 
   const hash: Record<string, string> = {};
   for (const target of overrides.drained) hash[`${DRAINED_FIELD_PREFIX}${target}`] = drainedAt;
   if (overrides.forcedPrimary !== null) hash[FORCE_PRIMARY_FIELD] = overrides.forcedPrimary;
+  if (overrides.readOnly) hash[READ_ONLY_FIELD] = drainedAt;
   return hash;
 }
 
 /** The router's current overrides, read from its snapshot. */
-export function localOverrides(router: Pick<Router, 'snapshot'>): RouterOverrides {
+export function localOverrides(router: Pick<Router, 'snapshot' | 'readOnly'>): RouterOverrides {
   const snapshot = router.snapshot();
   return {
     drained: snapshot.filter((t) => t.drained).map((t) => t.name).sort(),
     forcedPrimary: snapshot.find((t) => t.forcedPrimary)?.name ?? null,
+    readOnly: router.readOnly,
   };
 }
 
@@ -62,6 +73,8 @@ export interface OverridePlan {
   enable: string[];
   /** `undefined`: leave the forced primary as it is. */
   forcePrimary?: string | null;
+  /** `undefined`: leave read-only mode as it is. */
+  readOnly?: boolean;
   /** Targets named in the hash that this process's config does not have (ignored). */
   unknown: string[];
 }
@@ -90,6 +103,7 @@ export function planOverrides(desired: RouterOverrides, local: RouterOverrides, 
     forced = null;
   }
   if (forced !== local.forcedPrimary) plan.forcePrimary = forced;
+  if (desired.readOnly !== local.readOnly) plan.readOnly = desired.readOnly;
   plan.unknown = [...unknown].sort();
   return plan;
 }
@@ -100,7 +114,10 @@ export async function writeOverride(redis: FleetRedisClient, keyPrefix: string, 
   const multi = redis.multi();
   if (change.action === 'drain') multi.hset(key, `${DRAINED_FIELD_PREFIX}${change.target}`, at.toISOString());
   else if (change.action === 'enable') multi.hdel(key, `${DRAINED_FIELD_PREFIX}${change.target}`);
-  else if (change.target === null) multi.hdel(key, FORCE_PRIMARY_FIELD);
+  else if (change.action === 'read_only') {
+    if (change.enabled) multi.hset(key, READ_ONLY_FIELD, at.toISOString());
+    else multi.hdel(key, READ_ONLY_FIELD);
+  } else if (change.target === null) multi.hdel(key, FORCE_PRIMARY_FIELD);
   else multi.hset(key, FORCE_PRIMARY_FIELD, change.target);
   multi.publish(fleetOverridesChannel(keyPrefix), JSON.stringify({ ...change, origin, at: at.toISOString() }));
   const results = await multi.exec();
@@ -240,6 +257,7 @@ export class RouterOverridesSync {
     const { router } = this.options;
     if (change.action === 'drain') router.drain(change.target);
     else if (change.action === 'enable') router.enable(change.target);
+    else if (change.action === 'read_only') router.setReadOnly(change.enabled);
     else router.forcePrimary(change.target);
   }
 
@@ -250,13 +268,14 @@ export class RouterOverridesSync {
     for (const target of plan.enable) router.enable(target);
     // The router never lets a forced cloud primary take sensitive work; forcing only reorders preference.
     if (plan.forcePrimary !== undefined) router.forcePrimary(plan.forcePrimary);
+    if (plan.readOnly !== undefined) router.setReadOnly(plan.readOnly);
     const unknownKey = plan.unknown.join(',');
     if (unknownKey !== this.warnedUnknown) {
       this.warnedUnknown = unknownKey;
       if (plan.unknown.length > 0) logger.warn({ targets: plan.unknown, key: this.key }, 'router overrides name targets this config does not have; ignored');
     }
-    if (plan.drain.length > 0 || plan.enable.length > 0 || plan.forcePrimary !== undefined) {
-      logger.info({ reason, drained: plan.drain, enabled: plan.enable, forcedPrimary: plan.forcePrimary }, 'router overrides applied from the fleet');
+    if (plan.drain.length > 0 || plan.enable.length > 0 || plan.forcePrimary !== undefined || plan.readOnly !== undefined) {
+      logger.info({ reason, drained: plan.drain, enabled: plan.enable, forcedPrimary: plan.forcePrimary, readOnly: plan.readOnly }, 'router overrides applied from the fleet');
     }
     this.syncs += 1;
   }

@@ -58,6 +58,25 @@ describe('RouterConfigWatcher', () => {
     }
   });
 
+  it('rejects a reload whose inferred-meta examples have an unknown label, keeping the old config', () => {
+    const examples = join(dir, 'examples.yaml');
+    const withExamples = `${yaml('classified')}  inferred_meta: {enabled: true, examples: examples.yaml}\n`;
+    writeFileSync(examples, 'examples:\n  - {text: "hi", task_type: chat, complexity: low}\n');
+    writeFileSync(file, withExamples);
+    const applied: CompiledRouterConfig[] = [];
+    const errors: string[] = [];
+    const logger = createLogger('watcher', 'silent');
+    jest.spyOn(logger, 'error').mockImplementation(((_obj: unknown, message: string) => errors.push(message)) as never);
+    const watcher = new RouterConfigWatcher({ filePath: file, apply: (c) => applied.push(c), logger, debounceMs: 20 });
+    expect(watcher.reloadNow()).toBe(true);
+    expect(applied.at(-1)!.classifier?.exampleCount).toBe(1);
+
+    writeFileSync(examples, 'examples:\n  - {text: "hi", task_type: chitchat, complexity: low}\n');
+    expect(watcher.reloadNow()).toBe(false);
+    expect(errors.at(-1)).toContain(`router.inferred_meta.examples (${examples}) examples.0.task_type`);
+    expect(applied).toHaveLength(1);
+  });
+
   it('sees a Kubernetes ConfigMap update (the ..data symlink swapped; the file itself never changes)', async () => {
     // The kubelet's atomic writer: router.yaml → ..data/router.yaml, ..data → ..<timestamp>/;
     // an update writes a new timestamped dir and renames a new ..data over the old one.

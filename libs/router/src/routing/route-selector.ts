@@ -13,6 +13,7 @@ import { WeightBook } from '../weights/weight-book';
 import { contextWindowFilter, sensitiveRequiresLocal, type CandidateFilter } from './candidate-filter';
 import { decideRoute, type DecideOptions } from './decide';
 import { NoEligibleTargetError } from './no-eligible-target.error';
+import { ReadOnlyModeError, readOnlyFilter } from './read-only-mode.error';
 import type { RoutingDecision } from './routing-decision';
 
 export interface RouteSelectorOptions {
@@ -49,6 +50,8 @@ export class RouteSelector {
   forced: string | undefined;
   /** The weighted splits' weights as they stand (dynamic weights move them). */
   readonly weights: WeightBook;
+  /** The operator's read-only switch (seed 004 §4.3): every decision is a refusal. */
+  readOnly = false;
   readonly score = (target: TargetConfig, policy: RoutingPolicy): number => {
     const state = this.states.get(target.name);
     const firstTokenMeanMs = state?.window.meanFirstTokenMs(this.clock.now()) ?? null;
@@ -85,8 +88,9 @@ export class RouteSelector {
     this.buildFilters();
   }
 
-  /** The decision now; `options.filters` run after the selector's own. */
+  /** The decision now; `options.filters` run after the selector's own. Throws `ReadOnlyModeError` in read-only mode. */
   decide(meta: RequestMeta, options: DecideOptions = {}): RoutingDecision {
+    if (this.readOnly) throw this.readOnlyRefusal(meta, options);
     const extra = options.filters;
     const decideWith = (filters: readonly CandidateFilter[]) =>
       decideRoute(this.current, meta, {
@@ -107,6 +111,17 @@ export class RouteSelector {
       }
       throw error;
     }
+  }
+
+  /** The refusal with a full explanation: each target dropped for read-only mode (or the hard constraint, which comes first). */
+  private readOnlyRefusal(meta: RequestMeta, options: DecideOptions): ReadOnlyModeError | NoEligibleTargetError {
+    try {
+      decideRoute(this.current, meta, { excludeTargets: options.excludeTargets, filters: [readOnlyFilter], forcedPrimary: options.forcedPrimary ?? this.forced });
+    } catch (error) {
+      if (error instanceof NoEligibleTargetError) return new ReadOnlyModeError(error.explanation, meta);
+      throw error;
+    }
+    throw new Error('read-only filter let a target through');
   }
 
   /** SPEC §3.3: no target that may serve the request can hold its input → a clear, non-retryable error. */
