@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Pool } from 'pg';
 import { YAMLMap, YAMLSeq, parse, parseDocument } from 'yaml';
 import { ManagedProcess, SIM_TARGETS, freePort, simTargetsEnv, sleep, writeRouterConfigForSim } from '@switchyard/devkit';
-import { loadWorkload, waves, type WorkloadLine } from './economics/workload';
+import { loadWorkload, repeatedBodies, waves, type WorkloadLine } from './economics/workload';
 import { Cleanup, REDIS_URL, benchPrefix, createBenchDatabase, deleteKeys } from './support/resources';
 import { fixed, heading, percentile, table, verdict } from './support/report';
 
@@ -172,18 +172,6 @@ async function runSide(name: string, routerConfig: string, lines: readonly Workl
   } finally {
     await supervisor.stop();
   }
-}
-
-/** Requests whose body is word for word one sent earlier: the planned repeats plus distinct lines that happen to coincide (few templates). */
-function repeatedBodies(lines: readonly WorkloadLine[]): number {
-  const seen = new Set<string>();
-  let repeated = 0;
-  for (const line of lines) {
-    const body = JSON.stringify(line.body);
-    if (seen.has(body)) repeated += 1;
-    else seen.add(body);
-  }
-  return repeated;
 }
 
 const share = (part: number, whole: number) => (whole === 0 ? 'n/a' : `${fixed((100 * part) / whole, 1)} %`);

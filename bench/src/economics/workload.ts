@@ -49,3 +49,15 @@ export function waves(lines: readonly WorkloadLine[]): WorkloadLine[][] {
   }
   return out;
 }
+
+/** Requests whose body is word for word one sent earlier: the planned repeats plus distinct lines that happen to coincide (few templates). */
+export function repeatedBodies(lines: readonly WorkloadLine[]): number {
+  const seen = new Set<string>();
+  let repeated = 0;
+  for (const line of lines) {
+    const body = JSON.stringify(line.body);
+    if (seen.has(body)) repeated += 1;
+    else seen.add(body);
+  }
+  return repeated;
+}
