@@ -52,6 +52,8 @@ interface LedgerRow {
 interface SideResult {
   name: string;
   outcomes: Outcome[];
+  /** From /metrics `switchyard_router_coalesced_calls_total`; undefined when this build has no coalescing. */
+  coalescing?: { leaders: number; followers: number };
   ledger: LedgerRow[];
   cost: number;
   wallS: number;
@@ -144,10 +146,21 @@ function allCloud(cloudTargets: readonly string[]) {
   };
 }
 
-function withResponseCache(text: string): string {
+/** The response cache on, and coalescing too when this build's config has it (shipped off). */
+function withCacheAndCoalescing(text: string): string {
   const doc = parseDocument(text);
   doc.setIn(['response_cache', 'enabled'], true);
+  if (doc.hasIn(['router', 'coalescing'])) doc.setIn(['router', 'coalescing', 'enabled'], true);
   return doc.toString();
+}
+
+/** Leader and follower counts of the supervisor's coalesced calls, or undefined when it exports none. */
+async function coalescingStats(port: number): Promise<{ leaders: number; followers: number } | undefined> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const value = (role: string) => Number(new RegExp(`^switchyard_router_coalesced_calls_total\\{[^}]*role="${role}"[^}]*\\} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN);
+  const leaders = value('leader');
+  const followers = value('follower');
+  return Number.isNaN(leaders) && Number.isNaN(followers) ? undefined : { leaders: leaders || 0, followers: followers || 0 };
 }
 
 function targetsOf(configFile: string): Record<string, TargetInfo> {
@@ -166,9 +179,10 @@ async function runSide(name: string, routerConfig: string, lines: readonly Workl
     const started = Date.now();
     const outcomes = await runWorkload(port, lines);
     const wallS = (Date.now() - started) / 1000;
+    const coalescing = await coalescingStats(port);
     const upstream = outcomes.filter((o) => o.status === 200 && o.source === 'upstream').length;
     const ledger = await readLedger(dbUrl, upstream);
-    return { name, outcomes, ledger, cost: ledger.reduce((sum, r) => sum + r.cost, 0), wallS };
+    return { name, outcomes, ...(coalescing ? { coalescing } : {}), ledger, cost: ledger.reduce((sum, r) => sum + r.cost, 0), wallS };
   } finally {
     await supervisor.stop();
   }
@@ -183,7 +197,7 @@ function report(side: SideResult, targets: Record<string, TargetInfo>): void {
   const bySource = new Map<string, number>();
   for (const o of ok) bySource.set(o.source ?? '(none)', (bySource.get(o.source ?? '(none)') ?? 0) + 1);
   const cacheHits = bySource.get('cache') ?? 0;
-  const coalesced = [...bySource].filter(([source]) => source.includes('coalesc')).reduce((n, [, count]) => n + count, 0);
+  const coalescing = side.coalescing;
   const repeats = repeatedBodies(side.outcomes.map((o) => o.line));
   const sensitiveOnCloud = ok.filter((o) => o.line.sensitive && o.target !== undefined && targets[o.target]?.type === 'cloud').length;
   const calls = side.ledger.reduce((n, r) => n + r.calls, 0);
@@ -208,7 +222,9 @@ function report(side: SideResult, targets: Record<string, TargetInfo>): void {
     `inferred meta (x-switchyard-inferred) on ${guessed.length} of the ${noMeta.length} answers without task_type${noMeta.length > 0 && guessed.length === 0 ? ' (classifier off or absent in this build)' : ''}; task_type applied on ${applied.length}, matching the fixture's task on ${right} (${share(right, applied.length)})`,
   );
   console.log(
-    `answers by source: ${[...bySource].map(([s, n]) => `${s} ${n}`).join(', ')} | cache hit rate ${share(cacheHits, ok.length)} of answers (${share(cacheHits, repeats)} of the ${repeats} requests whose body came earlier in the workload) | coalesced ${coalesced > 0 ? share(coalesced, ok.length) : 'none seen (no coalesced source in this build)'}`,
+    `answers by source: ${[...bySource].map(([s, n]) => `${s} ${n}`).join(', ')} | cache hit rate ${share(cacheHits, ok.length)} of answers (${share(cacheHits, repeats)} of the ${repeats} requests whose body came earlier in the workload) | coalescing ${
+      coalescing ? `${share(coalescing.followers, coalescing.leaders + coalescing.followers)} of coalescable calls shared one in flight (${coalescing.followers} followers, ${coalescing.leaders} leaders)` : 'not in this build (no switchyard_router_coalesced_calls_total)'
+    }`,
   );
   console.log(`latency (client, all answers): p50 ${fixed(percentile(ok.map((o) => o.ms), 50))} ms, p95 ${fixed(percentile(ok.map((o) => o.ms), 95))} ms | requests without task_type went to: ${noMetaTargets}`);
   console.log(`sensitive requests answered by a cloud target: ${sensitiveOnCloud} of ${ok.filter((o) => o.line.sensitive).length}: ${verdict(sensitiveOnCloud === 0)}`);
@@ -242,7 +258,7 @@ export async function runEconomicsBench(): Promise<{ pass: boolean }> {
     const cloud = Object.keys(targets).filter((t) => targets[t]!.type === 'cloud');
     const sides: [string, string][] = [
       ['hybrid (shipped router.yaml)', shipped],
-      ['hybrid + response cache on', configIn('hybrid-cache', withResponseCache)],
+      ['hybrid + response cache (+ coalescing) on', configIn('hybrid-cache', withCacheAndCoalescing)],
       [`all-cloud (every route → ${cloud.join(', ')})`, configIn('all-cloud', allCloud(cloud))],
     ];
     const results: SideResult[] = [];
