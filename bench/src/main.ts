@@ -1,4 +1,5 @@
 import { cpus } from 'node:os';
+import { runCallPathBench } from './call-path.bench';
 import { runCrashResumeBench } from './crash-resume.bench';
 import { runFleetLimitBench } from './fleet-limit.bench';
 import { runGatewayBench } from './gateway.bench';
@@ -8,7 +9,7 @@ import { runRoutingBench } from './routing.bench';
 import { runTracingBench } from './tracing.bench';
 
 /**
- * `npm run bench` (all benches) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing` (some of them).
+ * `npm run bench` (all benches) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing|call-path` (some of them).
  * Exits 2 when a bench could not run. A missed target prints FAIL and exits 0, unless
  * BENCH_STRICT=1 (then 1): a measurement on a shared machine is not a build failure by default.
  */
@@ -20,6 +21,7 @@ const BENCHES = {
   'pool-mode': runPoolModeBench,
   'fleet-limit': async () => (await runFleetLimitBench()).pass,
   tracing: async () => (await runTracingBench()).pass,
+  'call-path': async () => (await runCallPathBench()).pass,
 } as const;
 type BenchName = keyof typeof BENCHES;
 
