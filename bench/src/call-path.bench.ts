@@ -18,8 +18,8 @@ import { Cleanup, benchPrefix, createBenchDatabase, deleteKeys } from './support
  * V8 CPU profiler; BENCH_PROFILE_KEEP=<file> keeps its .cpuprofile.
  */
 export interface CallPathSummary {
-  /** Median CPU µs per call of the round process, by variant. */
-  nodeUs: Record<CallPathVariant, number>;
+  /** Median CPU µs per call of the round process, by variant run. */
+  nodeUs: Partial<Record<CallPathVariant, number>>;
   results: CallRoundResult[];
   pass: boolean;
 }
@@ -46,12 +46,14 @@ function runCallRound(request: CallRoundRequest): Promise<CallRoundResult> {
 
 function describe(s: CallPathSettings): string {
   return [
+    `variants: ${s.variants.join(', ')} (BENCH_CALL_VARIANTS)`,
     `${s.rounds} rounds × ${s.calls} timed calls per variant (after ${s.warmupCalls} untimed), ${s.concurrency} in flight; each round a fresh process;`,
     `  every call is the doc_review extract step's (JSON mode, max 512 output tokens) over a ${s.documentChars}-character document (64 different ones);`,
     `  llm-sim at zero latency in its own process; the shipped router config pointed at it; OpenTelemetry SDK started, info logging to /dev/null`,
     `sdk: bare openai SDK, one client, streamed with usage as the router streams | router: the worker's Router.chat (routerProvider: Redis fleet`,
     `  limiter and retry budget, tenant budget filter, ledger + metrics observers) | worker: runCallStep through the traced, paid-once router`,
-    `  (IdempotentModelRouter: result store + attempt ledger in Postgres), as TaskRunner runs a call step`,
+    `  (IdempotentModelRouter: result store + attempt ledger in Postgres, group-committed), as TaskRunner runs a call step |`,
+    `  worker-per-call: the same with one statement per call for each write and every input tokenized exactly (as before)`,
   ].join('\n');
 }
 
@@ -59,6 +61,12 @@ export async function runCallPathBench(s: CallPathSettings = callPathSettingsFro
   heading('Bench 8: model-call path CPU per call (bare SDK vs router vs the worker\'s call step)');
   console.log(describe(s));
   const cleanup = new Cleanup();
+  // Ctrl-C: the round process cleans up after itself; then the sim, the database and the keys.
+  const onSignal = () => {
+    void cleanup.runAll().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   const dir = mkdtempSync(join(tmpdir(), 'sy-call-path-'));
   cleanup.add('temp dir', async () => rmSync(dir, { recursive: true, force: true }));
   try {
@@ -71,13 +79,13 @@ export async function runCallPathBench(s: CallPathSettings = callPathSettingsFro
 
     const results: CallRoundResult[] = [];
     for (let round = 1; round <= s.rounds; round += 1) {
-      for (const variant of CALL_PATH_VARIANTS) {
+      for (const variant of s.variants) {
         const result = await runCallRound({ ...where, variant, label: `r${round}` });
         console.log(`  ${variant} r${round}: ${fixed((result.cpu.node * 1e6) / result.calls)} µs/call`);
         results.push(result);
       }
     }
-    const summary = report(results);
+    const summary = report(results, s.variants);
     const profiled = process.env.BENCH_PROFILE;
     if (profiled) {
       const variant = (CALL_PATH_VARIANTS as readonly string[]).includes(profiled) ? (profiled as CallPathVariant) : 'worker';
@@ -86,10 +94,12 @@ export async function runCallPathBench(s: CallPathSettings = callPathSettingsFro
     return summary;
   } finally {
     await cleanup.runAll();
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
   }
 }
 
-function report(results: CallRoundResult[]): CallPathSummary {
+function report(results: CallRoundResult[], variants: readonly CallPathVariant[]): CallPathSummary {
   const perCall = (seconds: number, r: CallRoundResult) => (seconds * 1e6) / r.calls;
   console.log(
     '\n' +
@@ -107,16 +117,16 @@ function report(results: CallRoundResult[]): CallPathSummary {
       ),
   );
   const of = (variant: CallPathVariant, f: (r: CallRoundResult) => number) => median(results.filter((r) => r.variant === variant).map(f));
-  const nodeUs = Object.fromEntries(CALL_PATH_VARIANTS.map((v) => [v, of(v, (r) => perCall(r.cpu.node, r))])) as Record<CallPathVariant, number>;
+  const nodeUs: Partial<Record<CallPathVariant, number>> = Object.fromEntries(variants.map((v) => [v, of(v, (r) => perCall(r.cpu.node, r))]));
   const sdk = nodeUs.sdk;
   console.log(
     '\n' +
       table(
         ['median of rounds', 'node µs/call', 'over the bare SDK', 'postgres µs/call', 'redis µs/call'],
-        CALL_PATH_VARIANTS.map((v) => [
+        variants.map((v) => [
           v,
-          fixed(nodeUs[v]),
-          v === 'sdk' ? '-' : `+${fixed(nodeUs[v] - sdk)} µs (${fixed(nodeUs[v] / sdk, 2)}x)`,
+          fixed(nodeUs[v]!),
+          v === 'sdk' || sdk === undefined ? '-' : `${nodeUs[v]! >= sdk ? '+' : '−'}${fixed(Math.abs(nodeUs[v]! - sdk))} µs (${fixed(nodeUs[v]! / sdk, 2)}x)`,
           fixed(of(v, (r) => perCall(r.cpu.postgres, r))),
           fixed(of(v, (r) => perCall(r.cpu.redis, r))),
         ]),

@@ -19,8 +19,15 @@ import {
   type ModelRouter,
 } from '@switchyard/orchestration';
 import { TenantsConfigStore, connectRedis, routerProvider, skipRecordedByCaller } from '@switchyard/platform';
-import { LedgerWriter, UpstreamMetricsObserver, type CallObserver, type Router } from '@switchyard/router';
-import { AttemptLedgerRepository, LedgerRepository, ModelCallResultRepository, connectDatabase } from '@switchyard/state';
+import { LedgerWriter, UpstreamMetricsObserver, estimateTokens, type CallObserver, type Router } from '@switchyard/router';
+import {
+  AttemptLedgerRepository,
+  GroupCommittedAttemptLedger,
+  GroupCommittedCallResults,
+  LedgerRepository,
+  ModelCallResultRepository,
+  connectDatabase,
+} from '@switchyard/state';
 import { loadWorkflowsDir, renderMessages, type CallStep } from '@switchyard/workflows';
 import { cpuSnapshot, cpuSpent } from '../support/cpu';
 import { Cleanup, connectRedis as connectMonitorRedis } from '../support/resources';
@@ -149,11 +156,20 @@ async function caller(request: CallRoundRequest, cleanup: Cleanup): Promise<{ ca
   }
 
   // What TaskRunner.runSteps does around one call step (the worker module's router stack).
-  const paidOnce: ModelRouter = new IdempotentModelRouter(router, new ModelCallResultRepository(database.db, database.pool), {
-    ledger: new AttemptLedgerRepository(database.db, database.pool),
-  });
+  const results = new ModelCallResultRepository(database.db, database.pool);
+  const ledger = new AttemptLedgerRepository(database.db, database.pool);
+  const perCall = request.variant === 'worker-per-call';
+  const paidOnce: ModelRouter = perCall
+    ? new IdempotentModelRouter(router, results, { ledger })
+    : new IdempotentModelRouter(router, new GroupCommittedCallResults(results), { ledger: new GroupCommittedAttemptLedger(ledger) });
   const traced = tracedModelRouter({
-    chat: (chat) => paidOnce.chat({ ...chat, ...(chat.context ? { context: { ...chat.context, jobTaskCount: 6 } } : {}) }),
+    chat: (chat) =>
+      paidOnce.chat({
+        ...chat,
+        // worker-per-call: every input tokenized exactly, as the router did before it bounded the size first.
+        ...(perCall ? { meta: { ...chat.meta, estimated_input_tokens: estimateTokens(chat.messages) } } : {}),
+        ...(chat.context ? { context: { ...chat.context, jobTaskCount: 6 } } : {}),
+      }),
   });
   const call: Call = (callMessages) => {
     const task = { taskId: randomUUID(), tenantId, jobId: randomUUID() };

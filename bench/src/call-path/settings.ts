@@ -1,15 +1,19 @@
 /** What the call-path bench runs, and what one round reports back. */
 
 /**
- * The three ways a round makes its calls, each a layer over the one before:
+ * The ways a round makes its calls, each a layer over the one before:
  * - `sdk`: the bare `openai` SDK (one reused client), streamed as the router streams: the floor;
  * - `router`: the worker's Router (built by `routerProvider`: fleet limiter and retry budget in
  *   Redis, the tenant budget filter, the ledger and metrics observers), `chat` alone;
  * - `worker`: what a task step does per call: `runCallStep` through the traced, paid-once
- *   router (IdempotentModelRouter with the attempt ledger and the result store in Postgres).
+ *   router (IdempotentModelRouter with the attempt ledger and the result store in Postgres,
+ *   group-committed), as the worker app wires it;
+ * - `worker-per-call` (for comparison, BENCH_CALL_VARIANTS): the same with one statement per
+ *   call for each write and every input tokenized exactly, as before those two changes.
  */
-export const CALL_PATH_VARIANTS = ['sdk', 'router', 'worker'] as const;
+export const CALL_PATH_VARIANTS = ['sdk', 'router', 'worker', 'worker-per-call'] as const;
 export type CallPathVariant = (typeof CALL_PATH_VARIANTS)[number];
+const DEFAULT_VARIANTS: readonly CallPathVariant[] = ['sdk', 'router', 'worker'];
 
 export interface CallPathSettings {
   /** Timed calls per round. */
@@ -21,6 +25,8 @@ export interface CallPathSettings {
   /** Characters of each document the extract prompt quotes (the shipped template keeps at most 24,000). */
   documentChars: number;
   rounds: number;
+  /** The variants each round runs, in this order. */
+  variants: readonly CallPathVariant[];
 }
 
 const int = (name: string, fallback: number): number => {
@@ -38,7 +44,17 @@ export function callPathSettingsFromEnv(): CallPathSettings {
     warmupCalls: int('BENCH_WARMUP_CALLS', 500),
     documentChars: int('BENCH_DOCUMENT_CHARS', 6_000),
     rounds: int('BENCH_ROUNDS', 3),
+    variants: variantsFromEnv(process.env.BENCH_CALL_VARIANTS),
   };
+}
+
+/** BENCH_CALL_VARIANTS=sdk,worker,worker-per-call: which variants run (default sdk, router, worker). */
+function variantsFromEnv(raw: string | undefined): readonly CallPathVariant[] {
+  if (raw === undefined || raw === '') return DEFAULT_VARIANTS;
+  const names = raw.split(',').map((name) => name.trim());
+  const unknown = names.filter((name) => !(CALL_PATH_VARIANTS as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new Error(`BENCH_CALL_VARIANTS: unknown variant ${unknown.join(', ')}; known: ${CALL_PATH_VARIANTS.join(', ')}`);
+  return names as CallPathVariant[];
 }
 
 export interface CallRoundRequest {
