@@ -104,7 +104,7 @@ function report(results: CallRoundResult[], variants: readonly CallPathVariant[]
   console.log(
     '\n' +
       table(
-        ['round', 'variant', 'calls', 'calls/s', 'CPU µs/call: node', 'postgres', 'redis'],
+        ['round', 'variant', 'calls', 'calls/s', 'CPU µs/call: node', 'postgres', 'redis', 'PG statements/call'],
         results.map((r) => [
           r.label,
           r.variant,
@@ -113,6 +113,7 @@ function report(results: CallRoundResult[], variants: readonly CallPathVariant[]
           fixed(perCall(r.cpu.node, r)),
           fixed(perCall(r.cpu.postgres, r)),
           fixed(perCall(r.cpu.redis, r)),
+          fixed(r.queries / r.calls, 2),
         ]),
       ),
   );

@@ -30,7 +30,7 @@ import {
 } from '@switchyard/state';
 import { loadWorkflowsDir, renderMessages, type CallStep } from '@switchyard/workflows';
 import { cpuSnapshot, cpuSpent } from '../support/cpu';
-import { Cleanup, connectRedis as connectMonitorRedis } from '../support/resources';
+import { Cleanup, QueryCounter, connectRedis as connectMonitorRedis } from '../support/resources';
 import { forEachLimit, secondsSince } from '../pipeline/flow-helpers';
 import type { CallRoundRequest, CallRoundResult } from './settings';
 
@@ -40,6 +40,9 @@ import type { CallRoundRequest, CallRoundResult } from './settings';
  * Replies over IPC.
  */
 export type CallRoundReply = { ok: true; result: CallRoundResult } | { ok: false; error: string };
+
+/** The Postgres statements of the round process's pool (the monitor's are not counted). */
+const statements = new QueryCounter();
 
 /** One call of the extract step: its rendered messages and the task it belongs to. */
 type Call = (messages: ChatMessage[]) => Promise<unknown>;
@@ -89,6 +92,7 @@ function extractCalls(config: AppConfig, documentChars: number, count: number): 
 /** The worker app's Router, from the same provider factory the worker module uses. */
 function workerRouter(config: AppConfig, logger: Logger, cleanup: Cleanup): { router: Router; database: ReturnType<typeof connectDatabase> } {
   const database = connectDatabase(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, application_name: 'sy-bench-call-path' });
+  statements.attach(database.pool);
   cleanup.add('database pool', () => database.close());
   const redis = connectRedis(config, 'sy-bench-call-path');
   cleanup.add('redis', async () => {
@@ -200,12 +204,14 @@ async function runRound(request: CallRoundRequest, cleanup: Cleanup): Promise<Ca
   await run(s.warmupCalls);
   const profiler = request.profileFile ? await startProfiler() : undefined;
   const before = await cpuSnapshot(monitorRedis, postgres);
+  statements.reset();
   const start = process.hrtime.bigint();
   await run(s.calls);
   const seconds = secondsSince(start);
+  const queries = statements.total;
   const cpu = cpuSpent(before, await cpuSnapshot(monitorRedis, postgres));
   if (profiler && request.profileFile) writeFileSync(request.profileFile, JSON.stringify(await profiler.stop()));
-  return { variant: request.variant, label: request.label, calls: s.calls, seconds, cpu };
+  return { variant: request.variant, label: request.label, calls: s.calls, seconds, cpu, queries };
 }
 
 /** The V8 CPU profiler over the timed calls only (not start-up or warm-up, as `--cpu-prof` would). */

@@ -76,4 +76,6 @@ export interface CallRoundResult {
   seconds: number;
   /** CPU seconds in the timed interval: the round's process, the bench database's Postgres backends, Redis (server-wide). */
   cpu: { node: number; postgres: number; redis: number };
+  /** Postgres statements the round process sent in the timed interval. */
+  queries: number;
 }
