@@ -10,7 +10,7 @@ import { fixed, heading, median, table } from './support/report';
 import { Cleanup, benchPrefix, createBenchDatabase, deleteKeys } from './support/resources';
 
 /**
- * Bench 8: the CPU one model call costs the worker process, end to end against llm-sim at
+ * Bench 11: the CPU one model call costs the worker process, end to end against llm-sim at
  * zero latency, layer by layer: the bare `openai` SDK (the floor), the worker's Router, and
  * the whole call step as a task runs it (traced, paid-once, ledgered). Every round is a fresh
  * process; the variants alternate so each sees the same machine weather.
@@ -58,7 +58,7 @@ function describe(s: CallPathSettings): string {
 }
 
 export async function runCallPathBench(s: CallPathSettings = callPathSettingsFromEnv()): Promise<CallPathSummary> {
-  heading('Bench 8: model-call path CPU per call (bare SDK vs router vs the worker\'s call step)');
+  heading('Bench 11: model-call path CPU per call (bare SDK vs router vs the worker\'s call step)');
   console.log(describe(s));
   const cleanup = new Cleanup();
   // Ctrl-C: the round process cleans up after itself; then the sim, the database and the keys.
@@ -140,13 +140,13 @@ function report(results: CallRoundResult[], variants: readonly CallPathVariant[]
 
 /** One round of `request` with its timed calls under the V8 CPU profiler: the top self-time packages and functions, per call. */
 async function profile(request: CallRoundRequest & { profileFile: string }): Promise<void> {
-  heading(`Bench 8 profile (BENCH_PROFILE): the timed calls of one ${request.variant}-variant round under the V8 CPU profiler`);
+  heading(`Bench 11 profile (BENCH_PROFILE): the timed calls of one ${request.variant}-variant round under the V8 CPU profiler`);
   const result = await runCallRound(request);
   // Shares of the sampled busy time, scaled to the round's measured CPU per call (the profiler adds its own overhead).
   const nodeUsPerCall = (result.cpu.node * 1e6) / result.calls;
   const usPerCall = (share: number) => fixed(share * nodeUsPerCall, 1);
   const owners = selfTimeByOwner(request.profileFile);
-  const functions = selfTimeByFunction(request.profileFile);
+  const functions = selfTimeByFunction([request.profileFile]);
   if (process.env.BENCH_PROFILE_KEEP) copyFileSync(request.profileFile, process.env.BENCH_PROFILE_KEEP);
   console.log(
     `\nSelf time by package (shares of the profiled calls' busy time; µs/call = share × ${fixed(nodeUsPerCall)} µs, the round's CPU per call):\n` +
@@ -158,8 +158,8 @@ async function profile(request: CallRoundRequest & { profileFile: string }): Pro
   console.log(
     '\nTop self-time functions:\n' +
       table(
-        ['function', 'where', 'share', '≈ µs/call'],
-        functions.slice(0, 25).map((f) => [f.name, f.where, `${fixed(f.share * 100, 1)} %`, usPerCall(f.share)]),
+        ['function (package, file:line)', 'share', '≈ µs/call'],
+        functions.slice(0, 25).map((f) => [f.key, `${fixed(f.share * 100, 1)} %`, usPerCall(f.share)]),
       ),
   );
 }

@@ -12,47 +12,72 @@ function owner(url: string, functionName: string): string {
   if (!url) return functionName.startsWith('(') ? functionName : `native ${functionName}`;
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1]!;
-  const lib = /\/libs\/([^/]+)\//.exec(url);
+  const lib = /\/(?:libs|apps)\/([^/]+)\//.exec(url);
   if (lib) return `@switchyard/${lib[1]}`;
   if (url.includes('/bench/')) return 'bench harness';
   if (url.startsWith('node:')) return 'node core';
   return url;
 }
 
-type Frame = CpuProfile['nodes'][number]['callFrame'];
+export interface SelfTime {
+  key: string;
+  ms: number;
+  share: number;
+}
 
-/** Sampled self time per key of a frame, highest first, as shares of the sampled time (idle excluded). */
-function selfTimeBy(file: string, keyOf: (frame: Frame) => string): { key: string; ms: number; share: number }[] {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+export interface SelfTimeOptions {
+  /**
+   * Count only the samples after the first stretch of at least this many ms of idle samples:
+   * a bench that idles its process for longer than that after start-up leaves the start-up out.
+   */
+  afterIdleGapMs?: number;
+}
+
+/** Self time of one or more profiles by `keyOf(frame)`, highest first, as shares of the busy (non-idle) time. */
+function selfTime(files: readonly string[], keyOf: (url: string, functionName: string, line: number) => string, options: SelfTimeOptions): SelfTime[] {
   const totals = new Map<string, number>();
   let busy = 0;
-  profile.samples.forEach((id, i) => {
-    const frame = byId.get(id)?.callFrame;
-    const micros = profile.timeDeltas[i + 1] ?? 0;
-    if (!frame || frame.functionName === '(idle)') return;
-    const key = keyOf(frame);
-    totals.set(key, (totals.get(key) ?? 0) + micros);
-    busy += micros;
-  });
+  for (const file of files) {
+    const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    let counting = options.afterIdleGapMs === undefined;
+    let idleRun = 0;
+    profile.samples.forEach((id, i) => {
+      const frame = byId.get(id)?.callFrame;
+      const micros = profile.timeDeltas[i + 1] ?? 0;
+      if (!frame || frame.functionName === '(idle)') {
+        idleRun += micros;
+        if (!counting && idleRun >= (options.afterIdleGapMs ?? 0) * 1_000) counting = true;
+        return;
+      }
+      idleRun = 0;
+      if (!counting) return;
+      const key = keyOf(frame.url, frame.functionName, frame.lineNumber ?? 0);
+      totals.set(key, (totals.get(key) ?? 0) + micros);
+      busy += micros;
+    });
+  }
   return [...totals.entries()].map(([key, micros]) => ({ key, ms: micros / 1_000, share: micros / busy })).sort((a, b) => b.ms - a.ms);
 }
 
 /** Self time by package, highest first, as shares of the sampled time (idle excluded). */
 export function selfTimeByOwner(file: string): { owner: string; ms: number; share: number }[] {
-  return selfTimeBy(file, (frame) => owner(frame.url, frame.functionName)).map(({ key, ms, share }) => ({ owner: key, ms, share }));
+  return selfTime([file], owner, {}).map((t) => ({ owner: t.key, ms: t.ms, share: t.share }));
 }
 
-const SEPARATOR = '\u0000';
+/** Self time by package over several profiles (e.g. every worker of a run). */
+export function selfTimeByPackage(files: readonly string[], options: SelfTimeOptions = {}): SelfTime[] {
+  return selfTime(files, owner, options);
+}
 
-/** Self time by function (name, and its package and file:line), highest first. */
-export function selfTimeByFunction(file: string): { name: string; where: string; ms: number; share: number }[] {
-  return selfTimeBy(file, (frame) => {
-    const path = frame.url.replace(/^.*\/node_modules\//, '').replace(/^.*\/(libs|apps|bench)\//, '$1/');
-    const where = frame.url ? `${path}:${(frame.lineNumber ?? 0) + 1}` : owner(frame.url, frame.functionName);
-    return `${frame.functionName || '(anonymous)'}${SEPARATOR}${where}`;
-  }).map(({ key, ms, share }) => {
-    const [name = '', where = ''] = key.split(SEPARATOR);
-    return { name, where, ms, share };
-  });
+/** Self time by function (`name (package, file:line)`), over several profiles. */
+export function selfTimeByFunction(files: readonly string[], options: SelfTimeOptions = {}): SelfTime[] {
+  return selfTime(
+    files,
+    (url, functionName, line) => {
+      const file = url.slice(url.lastIndexOf('/') + 1);
+      return `${functionName || '(anonymous)'} (${owner(url, functionName)}${file ? `, ${file}:${line + 1}` : ''})`;
+    },
+    options,
+  );
 }

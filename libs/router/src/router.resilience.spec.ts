@@ -1,14 +1,15 @@
 import { APIError } from 'openai';
 import { RequestMetaSchema, type RequestMetaInput } from '@switchyard/contracts';
 import { Writable } from 'node:stream';
-import { createLogger, type Logger } from '@switchyard/observability';
+import { MetricsRegistry, createLogger, parsePrometheusText, sampleValue, type Logger } from '@switchyard/observability';
 import { InMemoryRetryBudgetStore, type RetryBudgetStore } from './budget/retry-budget';
 import { RetryBudgetSpentError } from './budget/retry-budget-spent.error';
 import { ContextWindowExceededError } from './calls/context-window.error';
 import { RouterCallError } from './calls/router-call.error';
 import { FakeClock } from './clock';
 import { parseRouterConfig } from './config/router-config.loader';
-import type { AttemptEvent } from './observe/call-observer';
+import { UpstreamMetricsObserver } from './ledger/upstream-metrics.observer';
+import type { AttemptEvent, CallObserver } from './observe/call-observer';
 import type { ChatProvider, ProviderCall, ProviderResult } from './providers/chat-provider';
 import { Router } from './router';
 import { NoEligibleTargetError } from './routing/no-eligible-target.error';
@@ -42,6 +43,7 @@ function setup(
   behaviours: Record<string, Behaviour>,
   extra = '',
   logger: Logger = createLogger('resilience-spec', 'silent'),
+  observers: CallObserver[] = [],
   retryBudget: (clock: FakeClock) => RetryBudgetStore = (clock) => new InMemoryRetryBudgetStore(clock),
 ) {
   const clock = new FakeClock();
@@ -72,7 +74,7 @@ router:
       return Promise.resolve();
     },
     retryBudget: retryBudget(clock),
-    observers: [{ onAttempt: (event) => events.push(event) }],
+    observers: [{ onAttempt: (event) => events.push(event) }, ...observers],
     providerFactory: (target) =>
       ({
         target,
@@ -131,6 +133,30 @@ describe('Router decision and transition logs', () => {
       clock.advance(1_000);
     }
     expect(lines.filter((l) => String(l.msg).startsWith('retry budget of the job spent'))).toEqual([expect.objectContaining({ level: 'info', job_id: 'job-1', limit: 4 })]);
+    expect(lines.filter((l) => String(l.msg).startsWith('retry budget of the job exhausted'))).toEqual([
+      expect.objectContaining({ level: 'warn', job_id: 'job-1', tenant_id: 't', limit: 4 }),
+    ]);
+  });
+
+  it('counts a job whose retry budget runs out once in switchyard_retry_budget_exhausted_total, however many calls fail after', async () => {
+    const registry = new MetricsRegistry();
+    const storm = status(429, { 'retry-after': '1' });
+    const { router, clock } = setup({ local_a: storm, local_b: storm, cloud: storm }, '', undefined, [new UpstreamMetricsObserver(registry)]);
+    const exhausted = async () => sampleValue(parsePrometheusText(await registry.render()), 'switchyard_retry_budget_exhausted_total', { tenant: 't' }) ?? 0;
+    // Call 1 spends 3 of the job's 4; the budget runs out in call 2; calls 3 to 5 are trials outside it.
+    const call = async (jobId: string) => {
+      await router.chat({ meta: meta(), messages, context: { jobId, tenantId: 't' } }).catch(() => undefined);
+      clock.advance(1_000);
+    };
+    await call('job-1');
+    expect(await exhausted()).toBe(0);
+    await call('job-1');
+    expect(await exhausted()).toBe(1);
+    for (let i = 0; i < 3; i++) await call('job-1');
+    expect(await exhausted()).toBe(1);
+    await call('job-2');
+    await call('job-2');
+    expect(await exhausted()).toBe(2);
   });
 });
 
@@ -207,7 +233,7 @@ describe('Router resilience', () => {
     let failing = false;
     const flaky: Behaviour = (call) => (failing ? status(500)(call) : ok()(call));
     const reads: string[] = [];
-    const { router, calls } = setup({ local_a: flaky, local_b: flaky, cloud: flaky }, '', undefined, (clock) => {
+    const { router, calls } = setup({ local_a: flaky, local_b: flaky, cloud: flaky }, '', undefined, [], (clock) => {
       const store = new InMemoryRetryBudgetStore(clock);
       return {
         spent: (scope) => {
