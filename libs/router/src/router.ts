@@ -7,7 +7,7 @@ import { CallRetryBudget, InMemoryRetryBudgetStore, retryBudgetLimit, type Retry
 import { RetryBudgetSpentError } from './budget/retry-budget-spent.error';
 import { AttemptExecutor } from './calls/attempt-executor';
 import type { AttemptOutcome, CallContext, ChatCallRequest, ChatCallResult } from './calls/chat-call';
-import { estimateTokens } from './calls/estimate-tokens';
+import { estimateInputTokens, type TokenLimits } from './calls/estimate-tokens';
 import { CallAbortedError, RouterCallError, type AttemptRecord } from './calls/router-call.error';
 import type { UpstreamError } from './calls/upstream-error';
 import { systemClock, type Clock } from './clock';
@@ -168,7 +168,9 @@ export class Router implements RouterAdmin {
   async chat(request: ChatCallRequest): Promise<ChatCallResult> {
     const started = performance.now();
     const meta: RequestMeta =
-      request.meta.estimated_input_tokens === undefined ? { ...request.meta, estimated_input_tokens: estimateTokens(request.messages) } : request.meta;
+      request.meta.estimated_input_tokens === undefined
+        ? { ...request.meta, estimated_input_tokens: estimateInputTokens(request.messages, this.tokenLimits()) }
+        : request.meta;
     this.selector.assertContextFits(meta);
     const config = this.selector.config.config;
     // One deadline for the whole chain: meta.timeout_ms; each attempt is also bounded by its target's timeouts.
@@ -178,12 +180,13 @@ export class Router implements RouterAdmin {
     const stickyKey = request.context?.stickyKey ?? jobId;
     const budget = new CallRetryBudget(this.budgetStore, retryBudgetLimit(config, request.context?.jobTaskCount), jobId);
     // A spent budget does not fail the work: one trial attempt, outside the budget, tells whether a target answers again.
-    const trial = await budget.exhausted();
+    // The budget is read once the first attempt did not simply succeed: a call answered at once never needs it.
+    let trial: boolean | undefined;
     const excluded = new Set(request.excludeTargets ?? []);
     const attempts: AttemptRecord[] = [];
-    const maxAttempts = trial ? 1 : config.max_attempts_per_call;
+    const maxAttempts = () => (trial ? 1 : config.max_attempts_per_call);
     let lastError: UpstreamError | undefined;
-    let stopReason = `${maxAttempts} attempts allowed per call`;
+    let stopReason: string | undefined;
     let budgetSpent = false;
     let rateLimitedRetries = 0;
     let slotWaitEnd: number | undefined;
@@ -204,7 +207,7 @@ export class Router implements RouterAdmin {
         ? request
         : { ...request, onChoiceDelta: (delta, target) => onChoiceDelta(delta, target, restrictions.size > 0 ? [...restrictions].sort() : undefined) };
 
-    while (attempts.length < maxAttempts) {
+    while (attempts.length < maxAttempts()) {
       if (request.signal?.aborted) throw new CallAbortedError(attempts, { cause: request.signal.reason });
       const remainingMs = deadlineEnd - performance.now();
       if (remainingMs < 1) {
@@ -252,15 +255,20 @@ export class Router implements RouterAdmin {
       }
       attempts.push(outcome.record);
       this.executor.notify(decision, meta, request, outcome, attempt);
-      if (outcome.ok && outcome.badOutput && request.responseFormat?.type === 'json_schema' && !trial) {
+      // Structured output that fails its schema may be retried elsewhere; any other answer is the call's.
+      const schemaMiss = outcome.ok && outcome.badOutput && request.responseFormat?.type === 'json_schema';
+      if (outcome.ok && !schemaMiss) return this.executor.result(outcome.result, outcome.record, decision, meta, attempts, started, restrictions);
+      if (!outcome.ok && 'aborted' in outcome) throw new CallAbortedError(attempts, { cause: outcome.aborted });
+      trial ??= await budget.exhausted();
+      if (outcome.ok) {
+        // A trial's answer is the call's as it is.
+        if (trial) return this.executor.result(outcome.result, outcome.record, decision, meta, attempts, started, restrictions);
         // Structured output that fails its schema is this target's failure: the next target may do better.
         lastBadOutput = { outcome, decision };
         await this.spendBudget(budget, request.context);
         excluded.add(decision.target.name);
         continue;
       }
-      if (outcome.ok) return this.executor.result(outcome.result, outcome.record, decision, meta, attempts, started, restrictions);
-      if ('aborted' in outcome) throw new CallAbortedError(attempts, { cause: outcome.aborted });
       lastError = outcome.error;
       // A model still loading is not a failure (SPEC §3.8): the call moves on without spending the budget.
       if (!outcome.coldStart && !trial) await this.spendBudget(budget, request.context);
@@ -291,10 +299,22 @@ export class Router implements RouterAdmin {
     }
     const errorClass = lastError?.errorClass ?? 'timeout';
     if (budgetSpent) {
-      this.logger.info({ job_id: jobId, limit: budget.limit, error_class: errorClass, attempts: attempts.length, trial }, 'retry budget of the job spent: the call stops and its task waits for a target to recover');
-      throw new RetryBudgetSpentError(attempts, errorClass, budget.limit, jobId, { cause: lastError, trial });
+      this.logger.info({ job_id: jobId, limit: budget.limit, error_class: errorClass, attempts: attempts.length, trial: trial === true }, 'retry budget of the job spent: the call stops and its task waits for a target to recover');
+      throw new RetryBudgetSpentError(attempts, errorClass, budget.limit, jobId, { cause: lastError, trial: trial === true });
     }
-    throw new RouterCallError(attempts, errorClass, { cause: lastError, reason: stopReason });
+    throw new RouterCallError(attempts, errorClass, { cause: lastError, reason: stopReason ?? `${maxAttempts()} attempts allowed per call` });
+  }
+
+  /** What the input-token figure of a call must settle under the current config (see `estimateInputTokens`). */
+  private tokenLimits(): TokenLimits {
+    const { targets, config } = this.selector.config;
+    let tightestContextTokens = Number.POSITIVE_INFINITY;
+    let tokenQuota = false;
+    for (const target of targets) {
+      tightestContextTokens = Math.min(tightestContextTokens, target.context_window * config.context_max_share);
+      if (target.tpm !== undefined) tokenQuota = true;
+    }
+    return { tightestContextTokens, tokenQuota };
   }
 
   /** Counts a failed attempt against the job's budget; the one that uses it up is logged and told to the observers. */

@@ -7,6 +7,8 @@ export * from './repositories/ledger.repository';
 export * from './repositories/task-recovery.repository';
 export * from './repositories/model-call-result.repository';
 export * from './repositories/attempt-ledger.repository';
+export * from './repositories/group-commit';
+export * from './repositories/group-committed-call-writes';
 export * from './repositories/job-stats.repository';
 export * from './repositories/admin-job.repository';
 export * from './repositories/admission.repository';
