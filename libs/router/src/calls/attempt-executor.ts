@@ -75,7 +75,15 @@ export class AttemptExecutor {
     return this.limiter.acquire(target, tokens);
   }
 
-  async run(decision: RoutingDecision, meta: RequestMeta, request: ChatCallRequest, remainingMs: number, attempt: number): Promise<AttemptOutcome> {
+  /** `onFirstToken`: told when the first content token arrives (a hedged attempt's race listens for it). */
+  async run(
+    decision: RoutingDecision,
+    meta: RequestMeta,
+    request: ChatCallRequest,
+    remainingMs: number,
+    attempt: number,
+    onFirstToken?: () => void,
+  ): Promise<AttemptOutcome> {
     const { target, rule } = decision;
     // decideRoute already enforces this; checking again at the point of egress keeps any
     // path around the decision (manual force, hedging) from sending sensitive data out.
@@ -130,7 +138,13 @@ export class AttemptExecutor {
         signal: deadline.signal,
         timeoutMs: totalMs,
         onConnected: () => deadline.connected(),
-        onFirstToken: () => deadline.firstToken(),
+        onFirstToken:
+          onFirstToken === undefined
+            ? () => deadline.firstToken()
+            : () => {
+                deadline.firstToken();
+                onFirstToken();
+              },
         ...(onDelta === undefined
           ? {}
           : {
