@@ -19,7 +19,8 @@ import { costUsd, type TokenUsage } from './cost';
 import { countTextTokens } from './estimate-tokens';
 import type { AttemptRecord } from './router-call.error';
 import { matchesJsonSchema } from './structured-output';
-import { classifyUpstreamError, isModelLoading, retryAfterHeader, UpstreamError } from './upstream-error';
+import { readUpstreamQuota, type UpstreamQuotaReport } from '../quota/upstream-quota';
+import { classifyUpstreamError, errorQuotaHeaders, isModelLoading, retryAfterHeader, UpstreamError } from './upstream-error';
 
 export interface AttemptExecutorOptions {
   config: () => CompiledRouterConfig;
@@ -174,6 +175,7 @@ export class AttemptExecutor {
           if (delta.index === 0 && delta.delta.content) request.onDelta?.(delta.delta.content, target.name);
         }
       }
+      if (result.quota !== undefined) this.noteUpstreamQuota(target, result.quota);
       const outputTokens = result.usage?.outputTokens ?? countTextTokens(result.content);
       state.end(this.clock.now(), {
         ok: !badOutput,
@@ -206,6 +208,9 @@ export class AttemptExecutor {
           ? `no ${stage === 'connect' ? 'connection' : stage === 'first_token' ? 'first token' : 'complete answer'} within ${deadline.limitOf(stage)} ms`
           : describe(error);
       const retryAfterMs = errorClass === 'rate_limited' ? parseRetryAfterMs(retryAfterHeader(error), Date.now()) : undefined;
+      const quotaHeaders = status === undefined ? undefined : errorQuotaHeaders(error);
+      const quota = quotaHeaders === undefined ? undefined : readUpstreamQuota(quotaHeaders);
+      if (quota !== undefined) this.noteUpstreamQuota(target, quota);
       if (coldStart) state.endColdStart();
       else state.end(this.clock.now(), { ok: false, failure: errorClass, latencyMs, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
       const upstream = new UpstreamError(target.name, errorClass, reason, status, { cause: error });
@@ -258,6 +263,12 @@ export class AttemptExecutor {
         this.logger.error({ err: error }, 'call observer failed');
       }
     }
+  }
+
+  /** The upstream's rate-limit headers: this process's view of the target, and the fleet's. */
+  private noteUpstreamQuota(target: TargetConfig, report: UpstreamQuotaReport): void {
+    this.states.get(target.name)?.applyUpstreamQuota(this.clock.now(), report);
+    if (this.config().config.fleet_limits.enabled) this.limiter?.noteUpstreamQuota?.(target, report);
   }
 
   /** A reply that is not what the response format asked for (tool calls are judged by the caller). */

@@ -5,6 +5,7 @@ import { HealthScore } from '../health/health-score';
 import type { FailureClass, HealthSettings } from '../health/health-settings';
 import { SlidingWindow } from '../health/sliding-window';
 import { RateWindow } from '../quota/rate-window';
+import { UpstreamQuota, type UpstreamQuotaReport } from '../quota/upstream-quota';
 import { RecoveryRamp, type RecoverySettings } from '../recovery/recovery-ramp';
 
 /** What one finished attempt tells the target's state. */
@@ -34,6 +35,8 @@ export class TargetState {
   coolingUntil = 0;
   /** Set while active probes see a model still loading; cleared by the first success. */
   coldStart = false;
+  /** The limits the upstream reported in its headers; absent until it sends any. */
+  upstreamQuota: UpstreamQuota | undefined;
 
   constructor(
     settings: TargetStateSettings,
@@ -59,6 +62,12 @@ export class TargetState {
     this.inFlight += 1;
     this.breaker.admit(now);
     this.rate.add(now, tokens);
+    this.upstreamQuota?.sent(tokens);
+  }
+
+  /** The upstream's rate-limit headers of an answer: its headroom from now until their reset. */
+  applyUpstreamQuota(now: number, report: UpstreamQuotaReport): void {
+    (this.upstreamQuota ??= new UpstreamQuota()).apply(now, report);
   }
 
   end(now: number, observation: AttemptObservation): void {
