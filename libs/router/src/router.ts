@@ -20,6 +20,7 @@ import { FleetFullMarks, fleetSlotMayFree } from './fleet/fleet-full-filter';
 import { FleetHealthBoard, type PeerHealthReport, type TargetHealthReport } from './fleet/fleet-health';
 import type { TargetLimiter } from './fleet/target-limiter';
 import type { FailureClass } from './health/health-settings';
+import { httpKnownGoodProbe, NetworkSelfCheck, type KnownGoodProbe, type NetworkStatus } from './health/network-self-check';
 import type { CallObserver } from './observe/call-observer';
 import { logDecision } from './observe/decision-log';
 import type { SecretResolver } from './providers/api-key';
@@ -62,8 +63,10 @@ export interface RouterOptions {
   random?: () => number;
   /** Waits between attempts (backoff); resolves early when `signal` aborts. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
-  /** Starts hedged attempts (`hedge_after_ms`); setTimeout unless given. */
+  /** Starts hedged attempts (`hedge_after_ms`) and network re-checks; setTimeout unless given. */
   timer?: ScheduleTimer;
+  /** Checks `network_check.known_good_url` ("is it me or them"); an HTTP GET unless given. */
+  knownGoodProbe?: KnownGoodProbe;
 }
 
 /** What a shared (coalesced) attempt hands every caller: the outcome, or the fleet slot it could not get. */
@@ -106,6 +109,7 @@ export class Router implements RouterAdmin {
   private readonly logger: Logger;
   private readonly timer: ScheduleTimer;
   private readonly coalescer = new Coalescer<SharedAttempt>();
+  private readonly selfCheck: NetworkSelfCheck;
   /** Rules with `hedge_after_ms`, by name; empty when no rule hedges (the common case costs one size check). */
   private hedgeByRule = new Map<string, number>();
 
@@ -121,6 +125,14 @@ export class Router implements RouterAdmin {
     this.fleetFull = new FleetFullMarks(this.clock);
     this.fleetHealth = new FleetHealthBoard(this.clock);
     this.states = new TargetStateRegistry(options.config.config, (target, state) => this.admin.breakerChanged(target, state));
+    this.selfCheck = new NetworkSelfCheck({
+      config: () => this.selector.config.config,
+      states: this.states,
+      logger: options.logger,
+      clock: this.clock,
+      timer: this.timer,
+      probe: options.knownGoodProbe ?? httpKnownGoodProbe,
+    });
     this.selector = new RouteSelector({
       config: options.config,
       states: this.states,
@@ -140,8 +152,9 @@ export class Router implements RouterAdmin {
       limiter: options.limiter,
       logger: options.logger,
       clock: this.clock,
+      selfCheck: this.selfCheck,
     });
-    this.admin = new RouterAdminView(this.selector, this.states, options.logger, this.clock);
+    this.admin = new RouterAdminView(this.selector, this.states, options.logger, this.clock, this.selfCheck);
   }
 
   get config(): CompiledRouterConfig {
@@ -166,7 +179,13 @@ export class Router implements RouterAdmin {
 
   /** Closes the upstream connection pools (calls in flight finish first) and hands back fleet slots. */
   close(): Promise<void> {
+    this.selfCheck.stop();
     return this.executor.close();
+  }
+
+  /** "Is it me or them": whether this process's own network looks down (for the admin banner and the metrics). */
+  networkStatus(): NetworkStatus {
+    return this.selfCheck.status();
   }
 
   /** The decision this router would make now; `options.filters` run after the router's own. */

@@ -2,6 +2,7 @@ import type { RequestMeta } from '@switchyard/contracts';
 import type { Logger } from '@switchyard/observability';
 import { parseRetryAfterMs } from '../backoff/backoff';
 import type { Clock } from '../clock';
+import type { NetworkSelfCheck } from '../health/network-self-check';
 import type { CompiledRouterConfig } from '../config/compile-router-config';
 import type { TargetConfig } from '../config/router-config.schema';
 import type { SlotResult, TargetLimiter } from '../fleet/target-limiter';
@@ -31,6 +32,8 @@ export interface AttemptExecutorOptions {
   limiter: TargetLimiter | undefined;
   logger: Logger;
   clock: Clock;
+  /** Holds connect failures while "is it me or them" is decided. */
+  selfCheck: NetworkSelfCheck;
 }
 
 /**
@@ -47,8 +50,10 @@ export class AttemptExecutor {
   private readonly limiter: TargetLimiter | undefined;
   private readonly logger: Logger;
   private readonly clock: Clock;
+  private readonly selfCheck: NetworkSelfCheck;
 
   constructor(options: AttemptExecutorOptions) {
+    this.selfCheck = options.selfCheck;
     this.config = options.config;
     this.states = options.states;
     this.providers = options.providers;
@@ -176,6 +181,7 @@ export class AttemptExecutor {
         }
       }
       if (result.quota !== undefined) this.noteUpstreamQuota(target, result.quota);
+      this.selfCheck.success();
       const outputTokens = result.usage?.outputTokens ?? countTextTokens(result.content);
       state.end(this.clock.now(), {
         ok: !badOutput,
@@ -211,8 +217,17 @@ export class AttemptExecutor {
       const quotaHeaders = status === undefined ? undefined : errorQuotaHeaders(error);
       const quota = quotaHeaders === undefined ? undefined : readUpstreamQuota(quotaHeaders);
       if (quota !== undefined) this.noteUpstreamQuota(target, quota);
+      const observation = { ok: false, failure: errorClass, latencyMs, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
       if (coldStart) state.endColdStart();
-      else state.end(this.clock.now(), { ok: false, failure: errorClass, latencyMs, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
+      else if (errorClass === 'network' || stage === 'connect') {
+        // Could be our own network: charged once "is it me or them" says it was the target.
+        state.release();
+        const at = this.clock.now();
+        this.selfCheck.connectFailure(target.name, () => state.observe(at, observation));
+      } else {
+        if (status !== undefined) this.selfCheck.success();
+        state.end(this.clock.now(), observation);
+      }
       const upstream = new UpstreamError(target.name, errorClass, reason, status, { cause: error });
       this.logger.warn({ target: target.name, rule, errorClass, status, latencyMs, stage }, coldStart ? 'upstream is still loading its model; moving on' : 'upstream call failed');
       return {

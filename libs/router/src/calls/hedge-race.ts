@@ -3,6 +3,8 @@ export type ScheduleTimer = (ms: number, run: () => void) => () => void;
 
 export const realTimer: ScheduleTimer = (ms, run) => {
   const timer = setTimeout(run, ms);
+  // Never what keeps a process alive: the calls it belongs to do that.
+  timer.unref();
   return () => clearTimeout(timer);
 };
 

@@ -55,6 +55,11 @@ export class RecoveryRamp {
     this.trippedAt = now;
   }
 
+  /** The trip was not the target's fault: full share at once, no ramp. */
+  clear(): void {
+    this.trippedAt = undefined;
+  }
+
   get recovering(): boolean {
     return this.trippedAt !== undefined;
   }

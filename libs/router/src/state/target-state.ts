@@ -117,6 +117,21 @@ export class TargetState {
     if (opened) this.onBreakerChange('open');
   }
 
+  /**
+   * Its recent connect failures were our network's fault, not the target's ("is it me"): health,
+   * breaker and ramp go back to where they were before them. Returns whether anything was forgiven.
+   */
+  forgiveNetworkOutage(now: number): boolean {
+    const last = this.health.lastFailureClass;
+    if (last !== 'network' && last !== 'timeout') return false;
+    this.health.forgive();
+    this.ramp.clear();
+    const wasOpen = this.breaker.state(now) !== 'closed';
+    this.breaker.reset();
+    if (wasOpen) this.onBreakerChange('closed');
+    return true;
+  }
+
   /** Another process opened this target's breaker: open here for the rest of its cooldown. */
   applyFleetBreakerOpen(now: number, cooldownLeftMs: number): boolean {
     if (!this.breaker.openFromFleet(now, cooldownLeftMs)) return false;
