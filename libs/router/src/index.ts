@@ -54,3 +54,8 @@ export * from './fleet/fleet-overrides';
 export * from './fleet/fleet-breakers';
 export * from './calls/structured-output';
 export * from './routing/model-alias';
+export * from './calls/coalescer';
+export * from './calls/hedge-race';
+export * from './health/network-fault-judge';
+export * from './health/network-self-check';
+export * from './quota/upstream-quota';

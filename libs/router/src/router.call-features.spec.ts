@@ -1,4 +1,4 @@
-import { APIError } from 'openai';
+import { APIConnectionError, APIError } from 'openai';
 import { RequestMetaSchema, type RequestMetaInput } from '@switchyard/contracts';
 import { createLogger } from '@switchyard/observability';
 import { InMemoryRetryBudgetStore } from './budget/retry-budget';
@@ -53,7 +53,7 @@ const TARGETS = `
     - {name: local_b, type: local, endpoint: "http://127.0.0.1:2/v1", model: b, max_concurrency: 8, context_window: 1000, cost_per_1k_tokens: {input: 0.0004, output: 0.0004}}
     - {name: cloud, type: cloud, endpoint: "http://127.0.0.1:3/v1", model: c, max_concurrency: 50, context_window: 128000, cost_per_1k_tokens: {input: 0.002, output: 0.008}}`;
 
-function setup(behaviours: Record<string, Behaviour>, options: { hedge?: string; extra?: string } = {}) {
+function setup(behaviours: Record<string, Behaviour>, options: { hedge?: string; extra?: string; knownGood?: () => Promise<boolean> } = {}) {
   const clock = new FakeClock();
   const calls: { target: string; signal: AbortSignal }[] = [];
   const events: AttemptEvent[] = [];
@@ -80,6 +80,7 @@ router:
     random: () => 0.5,
     sleep: () => Promise.resolve(),
     timer: manual.timer,
+    ...(options.knownGood ? { knownGoodProbe: options.knownGood } : {}),
     retryBudget: budget,
     observers: [{ onAttempt: (event) => events.push(event) }],
     providerFactory: (target) =>
@@ -91,7 +92,7 @@ router:
         },
       }) as ChatProvider,
   });
-  return { router, calls, events, fireHedge: manual.fire, budget };
+  return { router, calls, events, fireHedge: manual.fire, fireTimers: manual.fire, budget };
 }
 
 const meta = (input: RequestMetaInput = {}) => RequestMetaSchema.parse(input);
@@ -266,5 +267,61 @@ describe('Router coalescing (router.coalescing)', () => {
     expect(calls[0]!.signal.aborted).toBe(false);
     upstream.release();
     expect((await staying).content).toBe('for the rest');
+  });
+});
+
+describe('Router "is it me or them" (router.network_check)', () => {
+  const refused: Behaviour = (call) => Promise.reject(new APIConnectionError({ message: `connect ECONNREFUSED`, cause: new Error(String(call.maxTokens)) }));
+  const CHECK = `
+  network_check: {known_good_url: "http://known-good.internal/healthz", window_ms: 10000, recheck_ms: 5000}
+  health: {retry_after_ms: 60000}
+  breaker: {consecutive_failures: 3}`;
+
+  it('every target refusing and the known-good endpoint failing too: one alert, no breaker opened, no health lost; back at once with the network', async () => {
+    let reachable = false;
+    const checks: string[] = [];
+    const behaviours: Record<string, Behaviour> = { local_a: refused, local_b: refused, cloud: refused };
+    const { router, fireTimers } = setup(behaviours, {
+      extra: CHECK,
+      knownGood: () => {
+        checks.push(reachable ? 'up' : 'down');
+        return Promise.resolve(reachable);
+      },
+    });
+    for (let i = 0; i < 6; i += 1) await expect(router.chat({ meta: meta(), messages })).rejects.toThrow(/failed after/);
+    await settle();
+    expect(checks).toEqual(['down']);
+    const status = router.networkStatus();
+    expect(status).toMatchObject({ state: 'local_fault', alerts: 1, knownGood: 'http://known-good.internal/healthz' });
+    expect(status.banner).toMatch(/fault is on our side/);
+    for (const target of router.snapshot()) expect({ name: target.name, breaker: target.breaker, score: target.score, share: target.share }).toEqual({ name: target.name, breaker: 'closed', score: 100, share: 100 });
+
+    // Still down at the re-check: still one alert.
+    fireTimers();
+    await settle();
+    expect(router.networkStatus()).toMatchObject({ state: 'local_fault', alerts: 1 });
+    // The network is back: the next re-check clears it, and the first target takes traffic at once (no ramp).
+    reachable = true;
+    behaviours.local_a = answer('back');
+    fireTimers();
+    await settle();
+    expect(router.networkStatus()).toMatchObject({ state: 'ok', banner: null });
+    expect((await router.chat({ meta: meta(), messages })).target).toBe('local_a');
+  });
+
+  it('the known-good endpoint answering: the targets are really down and are charged as usual', async () => {
+    const { router } = setup({ local_a: refused, local_b: refused, cloud: refused }, { extra: CHECK, knownGood: () => Promise.resolve(true) });
+    for (let i = 0; i < 3; i += 1) await expect(router.chat({ meta: meta(), messages })).rejects.toThrow();
+    await settle();
+    expect(router.networkStatus()).toMatchObject({ state: 'ok', alerts: 0 });
+    expect(router.snapshot().every((t) => t.score < 100)).toBe(true);
+  });
+
+  it('without a known_good_url every connect failure is charged at once and nothing is checked', async () => {
+    const checks: number[] = [];
+    const { router } = setup({ local_a: refused, local_b: refused, cloud: refused }, { knownGood: () => (checks.push(1), Promise.resolve(false)) });
+    for (let i = 0; i < 3; i += 1) await expect(router.chat({ meta: meta(), messages })).rejects.toThrow();
+    expect(checks).toEqual([]);
+    expect(router.snapshot().find((t) => t.name === 'local_a')!.score).toBe(0);
   });
 });
