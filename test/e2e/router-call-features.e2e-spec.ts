@@ -8,6 +8,9 @@ import { SIM_TARGETS, TestStack } from '../support/stack';
  */
 jest.setTimeout(180_000);
 
+const ADMIN_TOKEN = 'admin-token-for-call-features-e2e';
+const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
 interface TargetsView {
   targets: { name: string; breaker: string; score: number; share: number }[];
   network: { state: string; alerts: number };
@@ -96,6 +99,7 @@ describe('router call features (real supervisor + llm-sim)', () => {
     const knownGoodPort = await freePort();
     stack = await TestStack.start({
       workers: 0,
+      env: { ADMIN_TOKEN },
       editRouterConfig: tuned((router) =>
         Object.assign(router, {
           network_check: { known_good_url: `http://127.0.0.1:${knownGoodPort}/healthz`, window_ms: 10_000, timeout_ms: 500, recheck_ms: 60_000 },
@@ -109,7 +113,7 @@ describe('router call features (real supervisor + llm-sim)', () => {
     const failed = await Promise.all(Array.from({ length: 8 }, (_, i) => s.request('POST', '/v1/chat/completions', completion(`outage-${i}: hello`))));
     expect(failed.every((r) => r.status >= 500)).toBe(true);
     await stack.supervisor.waitForLine(/local_network_fault/, 10_000);
-    const during = await stack.request<TargetsView>('GET', '/admin/targets');
+    const during = await stack.request<TargetsView>('GET', '/admin/targets', undefined, ADMIN);
     expect(during.json.network).toMatchObject({ state: 'local_fault', alerts: 1 });
     expect(during.json.banner).toMatch(/fault is on our side/);
     expect(during.json.targets.map((t) => [t.name, t.breaker])).toEqual(SIM_TARGETS.map((t) => [t.name, 'closed']));
@@ -121,7 +125,7 @@ describe('router call features (real supervisor + llm-sim)', () => {
     const back = await stack.request('POST', '/v1/chat/completions', completion('outage-back: hello'));
     expect(back.status).toBe(200);
     expect(back.headers.get('x-switchyard-target')).toBe('local_vllm_7b');
-    const after = await stack.request<TargetsView>('GET', '/admin/targets');
+    const after = await stack.request<TargetsView>('GET', '/admin/targets', undefined, ADMIN);
     expect(after.json.network.state).toBe('ok');
     expect(after.json.banner).toBeNull();
     expect(after.json.targets.every((t) => t.breaker === 'closed' && t.share === 100)).toBe(true);

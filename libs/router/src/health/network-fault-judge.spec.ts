@@ -2,44 +2,56 @@ import { FakeClock } from '../clock';
 import { NetworkFaultJudge } from './network-fault-judge';
 
 describe('NetworkFaultJudge ("is it me or them", fake clock)', () => {
-  it('one target failing to connect is that target’s problem: charged', () => {
+  it('the first connect failure after things were well is held and checked: it may be our network', () => {
     const clock = new FakeClock();
     const judge = new NetworkFaultJudge(10_000);
-    expect(judge.connectFailure('a', clock.now(), 3)).toBe('charge');
-    clock.advance(100);
-    expect(judge.connectFailure('a', clock.now(), 3)).toBe('charge');
-    expect(judge.state).toBe('ok');
-  });
-
-  it('a second target failing within the window with no answer since: hold and check the known-good endpoint', () => {
-    const clock = new FakeClock();
-    const judge = new NetworkFaultJudge(10_000);
-    expect(judge.connectFailure('a', clock.now(), 3)).toBe('charge');
-    clock.advance(2_000);
-    expect(judge.connectFailure('b', clock.now(), 3)).toBe('check');
+    expect(judge.connectFailure('a', clock.now(), 3)).toBe('check');
     expect(judge.state).toBe('checking');
-    expect(judge.connectFailure('c', clock.now(), 3)).toBe('hold');
+    expect(judge.connectFailure('a', clock.now(), 3)).toBe('hold');
+    expect(judge.connectFailure('b', clock.now(), 3)).toBe('hold');
   });
 
-  it('failures further apart than the window are not one outage', () => {
+  it('after a remote verdict a single failing target is charged at once for the window; two failing targets check again', () => {
     const clock = new FakeClock();
     const judge = new NetworkFaultJudge(10_000);
     judge.connectFailure('a', clock.now(), 3);
-    clock.advance(10_001);
-    expect(judge.connectFailure('b', clock.now(), 3)).toBe('charge');
+    // Another target answered: our network works, the held failure is a's.
+    expect(judge.success(clock.now())).toBe('remote');
+    clock.advance(100);
+    expect(judge.connectFailure('a', clock.now(), 3)).toBe('charge');
+    clock.advance(100);
+    expect(judge.connectFailure('a', clock.now(), 3)).toBe('charge');
+    clock.advance(2_000);
+    expect(judge.connectFailure('b', clock.now(), 3)).toBe('check');
   });
 
-  it('an upstream answer in between resets the count: the failures before it were not our network', () => {
+  it('after the window a lone failure is checked again; failures further apart than the window are not one outage', () => {
     const clock = new FakeClock();
     const judge = new NetworkFaultJudge(10_000);
+    judge.connectFailure('a', clock.now(), 3);
+    judge.checked(true, clock.now());
+    expect(judge.connectFailure('a', clock.now(), 3)).toBe('charge');
+    clock.advance(5_000);
+    expect(judge.connectFailure('a', clock.now(), 3)).toBe('charge');
+    clock.advance(5_001);
+    expect(judge.connectFailure('b', clock.now(), 3)).toBe('check');
+  });
+
+  it('an upstream answer resets the count: failures before it are not part of the next outage', () => {
+    const clock = new FakeClock();
+    const judge = new NetworkFaultJudge(10_000);
+    judge.connectFailure('a', clock.now(), 3);
+    judge.checked(true, clock.now());
     judge.connectFailure('a', clock.now(), 3);
     expect(judge.success(clock.now())).toBeNull();
     expect(judge.connectFailure('b', clock.now(), 3)).toBe('charge');
   });
 
-  it('with a single target, its own failure is enough to check', () => {
+  it('with a single target, its own failure is enough to check even after a remote verdict', () => {
     const judge = new NetworkFaultJudge(10_000);
-    expect(judge.connectFailure('only', 0, 1)).toBe('check');
+    judge.connectFailure('only', 0, 1);
+    judge.checked(true, 0);
+    expect(judge.connectFailure('only', 1, 1)).toBe('check');
   });
 
   it('the known-good endpoint answers: the targets are down (remote), charges go through again', () => {

@@ -7,18 +7,21 @@ export type FailureVerdict = 'charge' | 'hold' | 'check';
 export type NetworkTransition = 'remote' | 'local_fault' | 'recovered' | null;
 
 /**
- * "Is it me or them" (seed 003 §5.3), as a pure decision over an injected clock. A target's
- * connect failure (refused, reset, DNS, connect timeout) is charged to it as usual, unless
- * since the last upstream answer at least two targets (or the only one there is) failed that
- * way within `windowMs`. Then the charges are held and the known-good endpoint is
- * checked: it answers → the targets really are down (`remote`, charge them); it fails too →
- * the fault is ours (`local_fault`): nothing is charged until the network is back, which any
- * upstream answer or a passing re-check says (`recovered`).
+ * "Is it me or them" (seed 003 §5.3), as a pure decision over an injected clock. The first
+ * connect failure (refused, reset, DNS, connect timeout) after things were well is not charged
+ * at once: it and the ones that follow are held while the known-good endpoint is checked. Any
+ * upstream answer meanwhile, or the endpoint answering, says our network works (`remote`: charge
+ * them); the endpoint failing too says the fault is ours (`local_fault`): nothing is charged
+ * until the network is back, which any upstream answer or a passing re-check says
+ * (`recovered`). After a `remote` verdict, for `windowMs`, single targets failing are charged
+ * at once; a check starts again only when two targets (or the only one) fail within the window.
  */
 export class NetworkFaultJudge {
   private current: NetworkState = 'ok';
   private readonly lastFailureAt = new Map<string, number>();
   private changedAt: number | undefined;
+  /** Until then the network is known to work: failures of single targets are theirs. */
+  private remoteUntil = Number.NEGATIVE_INFINITY;
 
   constructor(private windowMs: number) {}
 
@@ -35,16 +38,18 @@ export class NetworkFaultJudge {
     return this.current === 'ok' ? undefined : this.changedAt;
   }
 
-  /** `targetCount`: targets configured (the trigger needs two of them failing, or the only one). */
+  /** `targetCount`: targets configured (after a `remote` verdict a new check needs two of them failing, or the only one). */
   connectFailure(target: string, now: number, targetCount: number): FailureVerdict {
     this.lastFailureAt.set(target, now);
     if (this.current !== 'ok') return 'hold';
-    let failing = 0;
-    for (const [name, at] of this.lastFailureAt) {
-      if (now - at <= this.windowMs) failing += 1;
-      else this.lastFailureAt.delete(name);
+    if (now < this.remoteUntil) {
+      let failing = 0;
+      for (const [name, at] of this.lastFailureAt) {
+        if (now - at <= this.windowMs) failing += 1;
+        else this.lastFailureAt.delete(name);
+      }
+      if (failing < Math.min(2, targetCount)) return 'charge';
     }
-    if (failing < Math.min(2, targetCount)) return 'charge';
     this.enter('checking', now);
     return 'check';
   }
@@ -56,6 +61,7 @@ export class NetworkFaultJudge {
     if (this.current === 'ok') return null;
     const was = this.current;
     this.enter('ok', now);
+    if (was === 'checking') this.remoteUntil = now + this.windowMs;
     return was === 'checking' ? 'remote' : 'recovered';
   }
 
@@ -63,6 +69,7 @@ export class NetworkFaultJudge {
   checked(reachable: boolean, now: number): NetworkTransition {
     if (this.current === 'checking') {
       this.enter(reachable ? 'ok' : 'local_fault', now);
+      if (reachable) this.remoteUntil = now + this.windowMs;
       return reachable ? 'remote' : 'local_fault';
     }
     if (this.current === 'local_fault' && reachable) {
