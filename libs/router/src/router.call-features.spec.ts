@@ -192,6 +192,9 @@ router:
       { path: 'router.routes.0.hedge_after_ms', message: expect.stringMatching(/2000 ms is not below the rule's total timeout \(2000 ms\)/) },
     ]);
     expect(() => parseRouterConfig(text.replace('hedge_after_ms: 2000', 'hedge_after_ms: 1999'), 'x')).not.toThrow();
+    // A weighted split's targets count the same way.
+    const split = text.replace('targets: [local_a, cloud]', 'targets: [{name: local_a, weight: 90}, {name: cloud, weight: 10}]');
+    expect(() => parseRouterConfig(split, 'x')).toThrow(/routes\.0\.hedge_after_ms/);
   });
 });
 
