@@ -253,6 +253,27 @@ describe('Router.chat', () => {
     ]);
   });
 
+  it('reads the upstream’s x-ratelimit headers: a target that says no requests are left is skipped until its reset', async () => {
+    const limited = (res: ServerResponse, body: Record<string, unknown>) => {
+      res.setHeader('x-ratelimit-remaining-requests', '0');
+      res.setHeader('x-ratelimit-reset-requests', '6m0s');
+      res.setHeader('x-ratelimit-remaining-tokens', '149000');
+      res.setHeader('x-ratelimit-reset-tokens', '20ms');
+      answer('from first')(res, body);
+    };
+    const first = await fakeUpstream(limited);
+    const second = await fakeUpstream(answer('from second'));
+    const router = routerFor([
+      { name: 'first', port: first.port },
+      { name: 'second', port: second.port },
+    ]);
+
+    expect((await router.chat({ meta: meta(), messages })).target).toBe('first');
+    expect((await router.chat({ meta: meta(), messages })).target).toBe('second');
+    expect(first.received).toHaveLength(1);
+    expect(router.explain(meta()).candidates).toEqual(expect.arrayContaining([expect.objectContaining({ target: 'first', eligible: false, reason: 'rpm_quota' })]));
+  });
+
   it('does not fail over on a 400', async () => {
     const first = await fakeUpstream(fail(400));
     const second = await fakeUpstream(answer('never'));
