@@ -60,8 +60,13 @@ async function admitNow(admission: AdmissionRepository, queues: TaskQueues, star
   const admitted = await admission.admit(GLOBAL_RUNNING_LIMIT, (snapshot) =>
     decideAdmission({ ...snapshot, globalLimit: GLOBAL_RUNNING_LIMIT, limitOf: () => GLOBAL_RUNNING_LIMIT }),
   );
-  for (const jobId of admitted) if (!startedByCaller.includes(jobId)) await queues.enqueue(await admission.readyTasksOf(jobId));
-  return admitted;
+  for (const job of admitted) if (!startedByCaller.includes(job.jobId)) await queues.enqueue(job.ready);
+  return admitted.map((job) => job.jobId);
+}
+
+/** AdmissionService.admitIfQueued: the pass at a job's end runs only when a job is queued. */
+async function admitIfQueued(admission: AdmissionRepository, queues: TaskQueues): Promise<string[]> {
+  return (await admission.anyQueued()) ? admitNow(admission, queues) : [];
 }
 
 /** CoalescedPass's rule: one pass at a time, and one more after it when asked meanwhile. */
@@ -144,7 +149,7 @@ async function timedJobs(request: RoundRequest, p: Process, label: string, jobs:
   const prefix = `${request.prefix}:sy-${label}`;
   const tenant = `bench-${label}`;
   const supervisorTasks = new TaskRepository(p.supervisorDb.db, p.supervisorDb.pool);
-  const admission = new AdmissionRepository(p.supervisorDb.db);
+  const admission = new AdmissionRepository(p.supervisorDb.db, p.supervisorDb.pool);
   const producerRedis = connectRedis('sy-bench-supervisor');
   const workerRedis = connectRedis('sy-bench-worker');
   const policy = { maxAttempts: DEFAULTS.TASK_MAX_ATTEMPTS };
@@ -164,7 +169,7 @@ async function timedJobs(request: RoundRequest, p: Process, label: string, jobs:
   const done = countdown(jobs, s.roundTimeoutMs, 'jobs');
   // The end of a job frees a slot: the supervisor's pass on the end notification.
   const admitOnJobEnd = coalesced(
-    () => admitNow(admission, supervisorQueues),
+    () => admitIfQueued(admission, supervisorQueues),
     (error) => done.fail(error instanceof Error ? error : new Error(String(error))),
   );
   const options = { connection: workerRedis, prefix, concurrency: s.switchyardConcurrency };

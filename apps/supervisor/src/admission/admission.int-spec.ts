@@ -44,7 +44,7 @@ function tenantsFile(yaml: string): string {
 /** An admission service on its own pool, as one supervisor has. */
 function supervisor(handle: DatabaseHandle, tenantsPath: string, started: string[]): AdmissionService {
   const config = loadConfig({ TENANTS_CONFIG: tenantsPath });
-  const starter: JobStarter = { start: async (jobId) => void started.push(jobId) };
+  const starter: JobStarter = { start: async ({ jobId }) => void started.push(jobId) };
   const notifications = { on: () => () => undefined } as unknown as JobNotifications;
   return new AdmissionService(new AdmissionRepository(handle.db), new TenantsConfigStore(config, logger), notifications, starter, config, logger);
 }
@@ -147,5 +147,47 @@ describe('admission across two supervisors (real Postgres)', () => {
     await finish(running);
     expect(await admission.admitNow()).toEqual([]);
     expect(started).toEqual([running]);
+  });
+
+  it('returns with each admitted job the tasks that may start now: none that waits for another task of the job', async () => {
+    const tenant = `r-${randomUUID().slice(0, 8)}`;
+    const jobId = randomUUID();
+    const [first, second, after] = [randomUUID(), randomUUID(), randomUUID()];
+    const base = { jobId, tenantId: tenant, jobType: 'doc_review', status: 'queued' as const, inputSummary: {}, totalSteps: 2, traceContext: { traceparent: 'tp' } };
+    const task = (taskId: string, ordinal: number, dependsOn: string[] = []): NewTaskRow => ({ ...base, taskId, parentTaskId: jobId, agentId: `a-${ordinal}`, role: 'extract', ordinal, dependsOn });
+    const root: NewTaskRow = { ...base, taskId: jobId, parentTaskId: null, agentId: 'supervisor', role: 'job' };
+    await new TaskRepository(database.db).createJob(root, [task(second, 1), task(first, 0), task(after, 2, [first, second])]);
+
+    const admitted = await new AdmissionRepository(database.db).admit(10, (snapshot) => snapshot.queued.filter((job) => job.jobId === jobId).map((job) => job.jobId));
+    expect(admitted).toEqual([
+      {
+        jobId,
+        ready: [first, second].map((taskId) => ({ taskId, jobId, tenantId: tenant, role: 'extract', traceContext: { traceparent: 'tp' }, queueJobId: null })),
+      },
+    ]);
+    const statuses = await database.db.execute<{ status: string }>(sql`select distinct status from agent_task_state where job_id = ${jobId}`);
+    expect(statuses.rows).toEqual([{ status: 'pending' }]);
+  });
+
+  it('a pass when no job is queued reads one probe and never waits for the admission lock', async () => {
+    await database.db.execute(sql`update agent_task_state set status = 'cancelled' where status = 'queued'`);
+    const path = tenantsFile(`defaults: {max_running_jobs: 1}\n`);
+    const started: string[] = [];
+    const admission = supervisor(database, path, started);
+    const holder = await second.pool.connect();
+    try {
+      await holder.query('begin');
+      await holder.query(`select pg_advisory_xact_lock(hashtext('switchyard:admission'))`);
+      // Another supervisor's pass holds the lock: the probe answers without it.
+      expect(await admission.admitIfQueued()).toEqual([]);
+      const job = await submitQueued(`q-${randomUUID().slice(0, 8)}`, new Date());
+      const pass = admission.admitIfQueued();
+      await holder.query('commit');
+      expect(await pass).toEqual([job]);
+      expect(started).toEqual([job]);
+    } finally {
+      await holder.query('rollback').catch(() => undefined);
+      holder.release();
+    }
   });
 });

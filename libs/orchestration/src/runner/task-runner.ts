@@ -243,7 +243,8 @@ export class TaskRunner {
           if (definition.kind === 'gather') {
             // Fan-in: the upstream tasks' outputs and summaries, read from Postgres, never their raw text.
             gathered = gatherUpstream(agent, workflow, await this.deps.tasks.findTaskOutcomes(task.jobId, gatherRolesOf(agent, workflow)), task.dependsOn);
-            await this.deps.tasks.checkpoint(lease, checkpointOf(gathered), [], 0);
+            // The call steps after it need the job's input: it comes back with the checkpoint.
+            input = await this.deps.tasks.checkpointReadingJobInput(lease, checkpointOf(gathered), inputArraysNotRead(workflow, agent));
             return;
           }
           input ??= await this.deps.tasks.findJobInput(task.jobId, inputArraysNotRead(workflow, agent));

@@ -133,6 +133,31 @@ describe('TaskRecoveryRepository (Postgres)', () => {
     expect((await tasks.findTask(job.synthesizeId))!.status).toBe('cancelled');
   });
 
+  it('hands the sweep a retried task with its retry base: the retries since the retry by request, not all of them', async () => {
+    const job = await createJob(1);
+    const [extract] = job.extractIds as [string];
+    await claim(extract);
+    await silence([extract]);
+    await recovery.sweepStale({ sweeperId: 'sweeper:a', staleAfterMs: 5_000, limit: 100, decide: () => ({ action: 'fail', reason: 'abandoned: retry limit reached' }) });
+    const tenantId = (await tasks.findTask(job.jobId))!.tenantId;
+    expect(await tasks.retryJob(tenantId, job.jobId)).toEqual({ retried: true, tasks: 2 });
+    await database.db.execute(sql`update agent_task_state set status = 'pending' where job_id = ${job.jobId}`);
+    await claim(extract, 'worker-b');
+    await silence([extract]);
+
+    const seen: Array<{ retryCount: number; retryBase: number }> = [];
+    await recovery.sweepStale({
+      sweeperId: 'sweeper:b',
+      staleAfterMs: 5_000,
+      limit: 100,
+      decide: (task) => {
+        if (task.taskId === extract) seen.push({ retryCount: task.retryCount, retryBase: task.retryBase });
+        return requeue();
+      },
+    });
+    expect(seen).toEqual([{ retryCount: 2, retryBase: 2 }]);
+  });
+
   it('keeps a fan-in task blocked until every required dependency finished', async () => {
     const job = await createJob(2, [false, true]);
     expect(await tasks.claimTask(job.synthesizeId, 'worker-a')).toEqual({ claimed: false, reason: 'blocked', status: 'pending' });

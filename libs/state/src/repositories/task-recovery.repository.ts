@@ -16,6 +16,8 @@ export interface StaleTask {
   leaseOwner: string | null;
   leaseVersion: number;
   retryCount: number;
+  /** `retry_count` at the job's last retry by request: the retry limit counts from here. */
+  retryBase: number;
   currentStep: number;
   totalSteps: number;
   updatedAt: Date;
@@ -90,6 +92,7 @@ const staleColumns = {
   leaseOwner: t.leaseOwner,
   leaseVersion: t.leaseVersion,
   retryCount: t.retryCount,
+  retryBase: t.retryBase,
   currentStep: t.currentStep,
   totalSteps: t.totalSteps,
   updatedAt: t.updatedAt,

@@ -478,6 +478,38 @@ describe('TaskRepository (Postgres)', () => {
     });
   });
 
+  describe('checkpointReadingJobInput and findJobInput', () => {
+    const input = { question: 'q', documents: [{ id: 'd1', text: 'long' }], nested: { items: [1, 2], keep: true }, 'odd "key"': ['x'] };
+
+    async function jobWithInput() {
+      const job = buildJob({ tenantId: newTenant() });
+      expect(await repo.createJob({ ...job.root, inputSummary: { input } }, job.tasks)).toEqual({ created: true, jobId: job.jobId });
+      return job;
+    }
+
+    it("checkpoints the step and returns the job's input without the arrays at the given paths, in one statement", async () => {
+      const job = await jobWithInput();
+      const lease = await claim(job.extractIds[0]!);
+
+      const read = await repo.checkpointReadingJobInput(lease, checkpointOf(0, 'prepare'), [['documents'], ['nested', 'items'], ['odd "key"']]);
+      expect(read).toEqual({ question: 'q', nested: { keep: true } });
+      expect(await row(lease.taskId)).toMatchObject({ currentStep: 1, stepCheckpoints: [checkpointOf(0, 'prepare')] });
+      expect(await repo.checkpointReadingJobInput(lease, checkpointOf(1), [])).toEqual(input);
+      expect(await repo.findJobInput(job.jobId, [['documents']])).toEqual({ question: 'q', nested: input.nested, 'odd "key"': ['x'] });
+      expect(await repo.findJobInput(job.jobId)).toEqual(input);
+    });
+
+    it('refuses a stale lease and changes nothing', async () => {
+      const job = await jobWithInput();
+      const lease = await claim(job.extractIds[0]!);
+      const before = await row(lease.taskId);
+
+      await expect(repo.checkpointReadingJobInput({ ...lease, version: lease.version + 1 }, checkpointOf(0), [])).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(repo.checkpointReadingJobInput(lease, checkpointOf(1), [])).rejects.toBeInstanceOf(LeaseLostError); // skipped step
+      expect(await row(lease.taskId)).toEqual(before);
+    });
+  });
+
   describe('completeTask', () => {
     it('the last unfinished task completes the job together with itself, with the result built from every task', async () => {
       const tenantId = newTenant();
@@ -871,6 +903,7 @@ describe('retryJob', () => {
       stepCheckpoints: [checkpointOf(0, 'prepare')],
       costUsd: 0.25,
       retryCount: before.retryCount + 1,
+      retryBase: before.retryCount + 1,
       leaseVersion: before.leaseVersion + 1,
       queueJobId: `${second}.r${before.retryCount + 1}`,
     });

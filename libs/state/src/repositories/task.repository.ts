@@ -188,6 +188,7 @@ const taskInsert = jsonRowInsert<NewTaskRow>(t, {
   step_checkpoints: "'[]'::jsonb",
   current_step: '0',
   retry_count: '0',
+  retry_base: '0',
   route_targets: "'[]'::jsonb",
   depends_on: "'{}'::uuid[]",
   cost_usd: '0',
@@ -245,52 +246,82 @@ export function leaseFence(lease: Lease): SQL {
   );
 }
 
-const CHECKPOINT_SQL = `/* sy:checkpoint */
-update agent_task_state set current_step = $4::int + 1, step_checkpoints = step_checkpoints || $5::jsonb,
+const CHECKPOINT_WRITE = `update agent_task_state set current_step = $4::int + 1, step_checkpoints = step_checkpoints || $5::jsonb,
   route_targets = route_targets || $6::jsonb, cost_usd = cost_usd + $7::float8, updated_at = now()
 where ${FENCE} and current_step = $4::int`;
 
-const COMPLETE_SQL = `/* sy:completeTask */
-update agent_task_state set status = 'success', current_step = $4::int + 1,
-  step_checkpoints = step_checkpoints || $5::jsonb,
-  route_targets = route_targets || $6::jsonb,
-  cost_usd = cost_usd + $7::float8, output_summary = $8::jsonb,
-  updated_at = now(), finished_at = now(), error = null
-where ${FENCE} and current_step = $4::int
-returning job_id`;
-
-const SKIP_SQL = `/* sy:skipTask */
-update agent_task_state set status = 'skipped', error = $4, route_targets = route_targets || $5::jsonb,
-  updated_at = now(), finished_at = now()
-where ${FENCE} and optional
-returning job_id`;
-
-/*
- * Finishing serialises on the job's root row: each finisher locks it after its own update, so
- * the next one's reads (a new snapshot per statement) see every earlier finish. Without it two
- * tasks finishing at once could each see the other unfinished: the job would never complete
- * and their dependents never be enqueued.
- */
-const LOCK_JOB_SQL = `/* sy:lockJob */ select status from agent_task_state where task_id = $1 for update`;
+const CHECKPOINT_SQL = `/* sy:checkpoint */
+${CHECKPOINT_WRITE}`;
 
 /**
- * After a finish, in one round trip: the dependents of $2 that became ready (rows with a
- * task_id), and the count of the job's unfinished tasks — anything but success and an
- * optional task given up (the row without one).
+ * The job's input (on the root row `r`) without the arrays at the `count` paths given as
+ * parameters from `$first` on: a for_each task has its own item on its row, and need not read
+ * every other item of a large input again.
  */
-const READY_AND_UNFINISHED_SQL = `/* sy:readyDependents */
-select task_id, job_id, tenant_id, role, trace_context, queue_job_id, ordinal, null::int as unfinished from agent_task_state d
-where d.job_id = $1 and d.status = 'pending' and $2::uuid = any(d.depends_on) and ${dependenciesDoneSql('d')}
-union all
-select null, null, null, null, null, null, null, count(*)::int from agent_task_state
-where job_id = $1 and parent_task_id is not null
-  and status <> 'success' and not (optional and status in ('skipped', 'failed', 'cancelled'))
-order by unfinished nulls first, ordinal`;
+function jobInputWithout(first: number, count: number): string {
+  let input = `(r.input_summary -> 'input')`;
+  for (let i = 0; i < count; i += 1) input = `(${input} #- $${first + i}::text[])`;
+  return input;
+}
 
-const JOB_OUTCOMES_SQL = `/* sy:jobOutcomes */
-select task_id, role, status, output_summary, input_summary ->> 'item_key' as item_key
-from agent_task_state where job_id = $1 and parent_task_id is not null
-order by ordinal, created_at`;
+/** A checkpoint that also reads the job's input ($8… the paths left out): what a task's first call step needs, in the same round trip. */
+const checkpointReadingInputSql = (omitted: number) => `/* sy:checkpointReadingInput */
+${CHECKPOINT_WRITE}
+returning (select ${jobInputWithout(8, omitted)} from agent_task_state r where r.task_id = agent_task_state.job_id and r.parent_task_id is null) as job_input`;
+
+const jobInputSql = (omitted: number) => `/* sy:jobInput */
+select ${jobInputWithout(2, omitted)} as job_input from agent_task_state r where r.task_id = $1 and r.parent_task_id is null`;
+
+/*
+ * Finishing serialises on the job's root row: each finishing statement locks it (`for update`,
+ * held to commit) with its own update, so the next finisher's read (a new snapshot, taken once
+ * it holds the lock) sees every earlier finish. Without it two tasks finishing at once could
+ * each see the other unfinished: the job would never complete and their dependents never be
+ * enqueued. The lock rides in the finishing statement, not a round trip of its own.
+ */
+const LOCK_JOB_OF_DONE = `locked as (select 1 from agent_task_state where task_id = (select job_id from done) for update)
+select job_id from done, (select count(*) from locked) as lock_taken`;
+
+const COMPLETE_SQL = `/* sy:completeTask */
+with done as (
+  update agent_task_state set status = 'success', current_step = $4::int + 1,
+    step_checkpoints = step_checkpoints || $5::jsonb,
+    route_targets = route_targets || $6::jsonb,
+    cost_usd = cost_usd + $7::float8, output_summary = $8::jsonb,
+    updated_at = now(), finished_at = now(), error = null
+  where ${FENCE} and current_step = $4::int
+  returning job_id
+), ${LOCK_JOB_OF_DONE}`;
+
+const SKIP_SQL = `/* sy:skipTask */
+with done as (
+  update agent_task_state set status = 'skipped', error = $4, route_targets = route_targets || $5::jsonb,
+    updated_at = now(), finished_at = now()
+  where ${FENCE} and optional
+  returning job_id
+), ${LOCK_JOB_OF_DONE}`;
+
+/**
+ * After a finish, in one round trip (with the root row locked): the dependents of $2 that
+ * became ready, the count of the job's unfinished tasks (anything but success and an optional
+ * task given up) and, only when none is left, every task's outcome for the job's result.
+ */
+const AFTER_FINISH_SQL = `/* sy:afterFinish */
+with unfinished as (
+  select count(*)::int as n from agent_task_state
+  where job_id = $1 and parent_task_id is not null
+    and status <> 'success' and not (optional and status in ('skipped', 'failed', 'cancelled'))
+)
+select
+  (select coalesce(jsonb_agg(jsonb_build_object('task_id', d.task_id, 'job_id', d.job_id, 'tenant_id', d.tenant_id, 'role', d.role,
+      'trace_context', d.trace_context, 'queue_job_id', d.queue_job_id) order by d.ordinal), '[]'::jsonb)
+   from agent_task_state d
+   where d.job_id = $1 and d.status = 'pending' and $2::uuid = any(d.depends_on) and ${dependenciesDoneSql('d')}) as ready,
+  case when u.n = 0 then (
+    select jsonb_agg(jsonb_build_object('task_id', o.task_id, 'role', o.role, 'status', o.status, 'output_summary', o.output_summary,
+      'item_key', o.input_summary ->> 'item_key') order by o.ordinal, o.created_at)
+    from agent_task_state o where o.job_id = $1 and o.parent_task_id is not null) end as outcomes
+from unfinished u`;
 
 const COMPLETE_JOB_SQL = `/* sy:completeJob */
 update agent_task_state set status = 'success', output_summary = $2::jsonb, updated_at = now(), finished_at = now()
@@ -438,12 +469,22 @@ export class TaskRepository {
 
   /** Records a completed step; refused unless the lease still holds and the step is the next one. */
   async checkpoint(lease: Lease, checkpoint: StepCheckpoint, routes: RouteRecord[], costUsd: number): Promise<void> {
-    const result = await this.pool.query({
-      name: 'sy-checkpoint',
-      text: CHECKPOINT_SQL,
-      values: [lease.taskId, lease.owner, lease.version, checkpoint.step, JSON.stringify([checkpoint]), JSON.stringify(routes), costUsd],
+    const result = await this.pool.query({ name: 'sy-checkpoint', text: CHECKPOINT_SQL, values: checkpointValues(lease, checkpoint, routes, costUsd) });
+    if (result.rowCount !== 1) throw new LeaseLostError(lease, `checkpoint step ${checkpoint.step}`);
+  }
+
+  /**
+   * `checkpoint`, returning the job's input without the arrays at `omit` (see `findJobInput`)
+   * from the same statement: a task's gather step is followed by its first call, which needs it.
+   */
+  async checkpointReadingJobInput(lease: Lease, checkpoint: StepCheckpoint, omit: readonly (readonly string[])[]): Promise<unknown> {
+    const result = await this.pool.query<{ job_input: unknown }>({
+      name: `sy-checkpoint-reading-input-${omit.length}`,
+      text: checkpointReadingInputSql(omit.length),
+      values: [...checkpointValues(lease, checkpoint, [], 0), ...omit],
     });
     if (result.rowCount !== 1) throw new LeaseLostError(lease, `checkpoint step ${checkpoint.step}`);
+    return result.rows[0]!.job_input;
   }
 
   /**
@@ -487,36 +528,25 @@ export class TaskRepository {
         await client.query('rollback');
         throw new LeaseLostError(lease, finish.status === 'success' ? 'complete' : 'skip');
       }
-      await client.query({ name: 'sy-lock-job', text: LOCK_JOB_SQL, values: [jobId] });
       if (finish.status === 'success' && finish.subtasks?.length) {
         await client.query({ name: 'sy-insert-subtasks', text: INSERT_SUBTASKS_SQL, values: [JSON.stringify(finish.subtasks.map(taskInsert.toJson))] });
         await client.query({ name: 'sy-extend-plan-dependents', text: EXTEND_DEPENDENTS_SQL, values: [jobId, lease.taskId, finish.subtasks.map((task) => task.taskId)] });
       }
-      const after = await client.query<{
-        task_id: string | null;
-        job_id: string;
-        tenant_id: string;
-        role: string;
-        trace_context: TraceCarrier | null;
-        queue_job_id: string | null;
-        unfinished: number | null;
-      }>({ name: 'sy-ready-and-unfinished', text: READY_AND_UNFINISHED_SQL, values: [jobId, lease.taskId] });
-      const ready = after.rows.filter((r) => r.task_id !== null);
-      const unfinished = after.rows.find((r) => r.task_id === null)?.unfinished ?? 0;
+      const after = await client.query<{ ready: RawReadyTask[]; outcomes: RawOutcome[] | null }>({
+        name: 'sy-after-finish',
+        text: AFTER_FINISH_SQL,
+        values: [jobId, lease.taskId],
+      });
+      const { ready, outcomes } = after.rows[0]!;
       let jobCompleted = false;
-      if (unfinished === 0) {
-        const outcomes = await client.query<{ task_id: string; role: string; status: TaskStatus; output_summary: unknown; item_key: string | null }>({
-          name: 'sy-job-outcomes',
-          text: JOB_OUTCOMES_SQL,
-          values: [jobId],
-        });
-        const result = resultOf(outcomes.rows.map(toOutcome));
+      if (outcomes) {
+        const result = resultOf(outcomes.map(toOutcome));
         const completed = await client.query({ name: 'sy-complete-job', text: COMPLETE_JOB_SQL, values: [jobId, JSON.stringify(result ?? null)] });
         jobCompleted = completed.rowCount === 1;
       }
       await client.query('commit');
       return {
-        ready: ready.map((r) => ({ taskId: r.task_id!, jobId: r.job_id, tenantId: r.tenant_id, role: r.role, traceContext: r.trace_context, ...(r.queue_job_id ? { queueJobId: r.queue_job_id } : {}) })),
+        ready: ready.map((r) => ({ taskId: r.task_id, jobId: r.job_id, tenantId: r.tenant_id, role: r.role, traceContext: r.trace_context, ...(r.queue_job_id ? { queueJobId: r.queue_job_id } : {}) })),
         jobCompleted,
       };
     } catch (error) {
@@ -587,7 +617,8 @@ export class TaskRepository {
    * failed and cancelled tasks, and its skipped ones that no finished task built on, go back
    * to `queued` with their step checkpoints (a retry of each: retry_count and the lease version
    * go up, so a worker still holding an old lease is fenced out, and the next run gets a queue
-   * job id of its own, `<task>.r<retry_count>` as the sweeper names resumptions; the answers
+   * job id of its own, `<task>.r<retry_count>` as the sweeper names resumptions; retry_base
+   * moves to the new retry_count, so the sweeper's retry limit starts afresh; the answers
    * stored for its unfinished steps are forgotten, so that a reply that failed it is asked
    * again); the root goes back to `queued` for admission. Finished tasks stay as they are: never run, nor paid, again.
    * Returns null when the tenant has no such job.
@@ -604,7 +635,7 @@ export class TaskRepository {
       const tasks = await tx.execute(sql`
         with retried as (
           update agent_task_state r set status = 'queued', lease_owner = null, lease_version = r.lease_version + 1,
-            retry_count = r.retry_count + 1, queue_job_id = r.task_id || '.r' || (r.retry_count + 1),
+            retry_count = r.retry_count + 1, retry_base = r.retry_count + 1, queue_job_id = r.task_id || '.r' || (r.retry_count + 1),
             error = null, finished_at = null, updated_at = now()
           where r.job_id = ${jobId} and r.parent_task_id is not null
             and (r.status in ('failed', 'cancelled')
@@ -660,13 +691,8 @@ export class TaskRepository {
    * carries its own item, and need not read every other item of a large input again.
    */
   async findJobInput(jobId: string, omit: readonly (readonly string[])[] = []): Promise<unknown> {
-    let input = sql`(${t.inputSummary} -> 'input')`;
-    for (const path of omit) input = sql`(${input} #- ${`{${path.map((p) => `"${p.replace(/["\\]/g, '')}"`).join(',')}}`}::text[])`;
-    const [row] = await this.db
-      .select({ input: sql<unknown>`${input}` })
-      .from(t)
-      .where(and(eq(t.taskId, jobId), isNull(t.parentTaskId)));
-    return row?.input;
+    const result = await this.pool.query<{ job_input: unknown }>({ name: `sy-job-input-${omit.length}`, text: jobInputSql(omit.length), values: [jobId, ...omit] });
+    return result.rows[0]?.job_input;
   }
 
   async findTask(taskId: string): Promise<TaskRow | undefined> {
@@ -675,7 +701,29 @@ export class TaskRepository {
   }
 }
 
-function toOutcome(row: { task_id: string; role: string; status: TaskStatus; output_summary: unknown; item_key: string | null }): TaskOutcomeRow {
+/** A task outcome as the statements return it (a row, or an element of a JSON array). */
+interface RawOutcome {
+  task_id: string;
+  role: string;
+  status: TaskStatus;
+  output_summary: unknown;
+  item_key: string | null;
+}
+
+interface RawReadyTask {
+  task_id: string;
+  job_id: string;
+  tenant_id: string;
+  role: string;
+  trace_context: TraceCarrier | null;
+  queue_job_id: string | null;
+}
+
+function checkpointValues(lease: Lease, checkpoint: StepCheckpoint, routes: RouteRecord[], costUsd: number): unknown[] {
+  return [lease.taskId, lease.owner, lease.version, checkpoint.step, JSON.stringify([checkpoint]), JSON.stringify(routes), costUsd];
+}
+
+function toOutcome(row: RawOutcome): TaskOutcomeRow {
   return { taskId: row.task_id, role: row.role, status: row.status, output: row.output_summary, ...(row.item_key === null ? {} : { key: row.item_key }) };
 }
 
@@ -703,6 +751,7 @@ function toTaskRow(raw: Record<string, unknown>): TaskRow {
     currentStep: Number(raw.current_step),
     totalSteps: Number(raw.total_steps),
     retryCount: Number(raw.retry_count),
+    retryBase: Number(raw.retry_base),
     routeTargets: raw.route_targets as RouteRecord[],
     costUsd: Number(raw.cost_usd),
     leaseOwner: (raw.lease_owner as string | null) ?? null,
