@@ -16,7 +16,7 @@ import {
   settlementFor,
 } from '@switchyard/orchestration';
 import { decideAdmission, loadTenantsConfig, loadWorkflowsDir } from '@switchyard/workflows';
-import { AdmissionRepository, TaskRepository, connectDatabase, type DatabaseHandle, type NewTaskRow } from '@switchyard/state';
+import { AdmissionRepository, JobRepository, TaskLeaseRepository, connectDatabase, type DatabaseHandle, type NewTaskRow } from '@switchyard/state';
 import { cpuSnapshot, cpuSpent } from '../support/cpu';
 import { InstantModelRouter } from '../support/fake-model-router';
 import { Cleanup, QueryCounter, connectRedis, deleteKeys } from '../support/resources';
@@ -148,7 +148,7 @@ async function timedJobs(request: RoundRequest, p: Process, label: string, jobs:
   const s = request.settings;
   const prefix = `${request.prefix}:sy-${label}`;
   const tenant = `bench-${label}`;
-  const supervisorTasks = new TaskRepository(p.supervisorDb.db, p.supervisorDb.pool);
+  const supervisorJobs = new JobRepository(p.supervisorDb.db, p.supervisorDb.pool);
   const admission = new AdmissionRepository(p.supervisorDb.db, p.supervisorDb.pool);
   const producerRedis = connectRedis('sy-bench-supervisor');
   const workerRedis = connectRedis('sy-bench-worker');
@@ -156,7 +156,7 @@ async function timedJobs(request: RoundRequest, p: Process, label: string, jobs:
   const supervisorQueues = new TaskQueues(producerRedis, prefix, policy);
   const workerQueues = new TaskQueues(workerRedis, prefix, policy);
   const runner = new TaskRunner({
-    tasks: new TaskRepository(p.workerDb.db, p.workerDb.pool),
+    tasks: new TaskLeaseRepository(p.workerDb.db, p.workerDb.pool),
     router: p.router,
     versions: new WorkflowVersions(),
     enqueue: (ready) => workerQueues.enqueue(ready),
@@ -209,7 +209,7 @@ async function timedJobs(request: RoundRequest, p: Process, label: string, jobs:
         const { workflow, submission } = parseWorkflowSubmission(submissionBody(s.children, n), workflows);
         const plan = planWorkflowJob(workflow, submission, { tenantId: tenant, newId: randomUUID, trace: injectTraceCarrier() });
         const queued = (row: NewTaskRow): NewTaskRow => (ADMISSION ? { ...row, status: 'queued' } : row);
-        const created = await supervisorTasks.createJob(queued(plan.root), plan.tasks.map(queued));
+        const created = await supervisorJobs.createJob(queued(plan.root), plan.tasks.map(queued));
         if (!created.created) throw new Error('bench job was not created');
         // Not admitted now (the fleet at its limit): a pass at a job's end starts it.
         if (!ADMISSION || (await admitNow(admission, supervisorQueues, [plan.jobId])).includes(plan.jobId)) await supervisorQueues.enqueue(plan.ready);

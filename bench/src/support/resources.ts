@@ -109,7 +109,7 @@ export class QueryCounter {
   }
 }
 
-/** Names the statements of TaskRepository, AdmissionRepository (and the bench's own) by their SQL shape. */
+/** Names the statements of the state repositories (and the bench's own) by their SQL shape. */
 export function queryKind(sql: string): string {
   const s = sql.replace(/\s+/g, ' ').trim().toLowerCase();
   if (s === 'begin' || s.startsWith('begin ')) return 'begin';

@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import { loadConfig } from '@switchyard/config';
 import { createLogger } from '@switchyard/observability';
 import { TenantsConfigStore } from '@switchyard/platform';
-import { AdmissionRepository, TaskRepository, connectDatabase, type DatabaseHandle, type NewTaskRow } from '@switchyard/state';
+import { AdmissionRepository, JobRepository, connectDatabase, type DatabaseHandle, type NewTaskRow } from '@switchyard/state';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
 import type { JobNotifications } from '../notifications/job-notifications';
 import { AdmissionService } from './admission.service';
@@ -54,7 +54,7 @@ async function submitQueued(tenantId: string, createdAt: Date): Promise<string> 
   const base = { jobId, tenantId, jobType: 'doc_review', status: 'queued' as const, createdAt };
   const root: NewTaskRow = { ...base, taskId: jobId, parentTaskId: null, agentId: 'supervisor', role: 'job', inputSummary: {}, totalSteps: 2 };
   const task: NewTaskRow = { ...base, taskId: randomUUID(), parentTaskId: jobId, agentId: 'extract-1', role: 'extract', inputSummary: {}, totalSteps: 2 };
-  await new TaskRepository(database.db).createJob(root, [task]);
+  await new JobRepository(database.db).createJob(root, [task]);
   return jobId;
 }
 
@@ -141,7 +141,7 @@ describe('admission across two supervisors (real Postgres)', () => {
     const admission = supervisor(database, path, started);
     expect(await admission.admitNow()).toEqual([running]);
 
-    expect(await new TaskRepository(database.db).cancelJob(tenant, waiting)).toEqual({ status: 'cancelled', cancelled: true });
+    expect(await new JobRepository(database.db).cancelJob(tenant, waiting)).toEqual({ status: 'cancelled', cancelled: true });
     const statuses = await database.db.execute<{ status: string }>(sql`select status from agent_task_state where job_id = ${waiting}`);
     expect(statuses.rows.map((r) => r.status)).toEqual(['cancelled', 'cancelled']);
     await finish(running);
@@ -156,7 +156,7 @@ describe('admission across two supervisors (real Postgres)', () => {
     const base = { jobId, tenantId: tenant, jobType: 'doc_review', status: 'queued' as const, inputSummary: {}, totalSteps: 2, traceContext: { traceparent: 'tp' } };
     const task = (taskId: string, ordinal: number, dependsOn: string[] = []): NewTaskRow => ({ ...base, taskId, parentTaskId: jobId, agentId: `a-${ordinal}`, role: 'extract', ordinal, dependsOn });
     const root: NewTaskRow = { ...base, taskId: jobId, parentTaskId: null, agentId: 'supervisor', role: 'job' };
-    await new TaskRepository(database.db).createJob(root, [task(second, 1), task(first, 0), task(after, 2, [first, second])]);
+    await new JobRepository(database.db).createJob(root, [task(second, 1), task(first, 0), task(after, 2, [first, second])]);
 
     const admitted = await new AdmissionRepository(database.db).admit(10, (snapshot) => snapshot.queued.filter((job) => job.jobId === jobId).map((job) => job.jobId));
     expect(admitted).toEqual([

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { createLogger } from '@switchyard/observability';
-import { TaskRepository, WebhookOutboxRepository, connectDatabase, type DatabaseHandle, type NewTaskRow } from '@switchyard/state';
+import { JobRepository, WebhookOutboxRepository, connectDatabase, type DatabaseHandle, type NewTaskRow } from '@switchyard/state';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
 import { verifyWebhook } from '@switchyard/workflows';
 import { presentJob } from '../jobs/job.presenter';
@@ -53,13 +53,13 @@ async function jobWithCallback(tenantId: string): Promise<string> {
   const base = { jobId, tenantId, jobType: 'doc_review' };
   const root: NewTaskRow = { ...base, taskId: jobId, parentTaskId: null, agentId: 'supervisor', role: 'job', inputSummary: {}, totalSteps: 2 };
   const task: NewTaskRow = { ...base, taskId: randomUUID(), parentTaskId: jobId, agentId: 'extract-1', role: 'extract', inputSummary: {}, totalSteps: 2 };
-  await new TaskRepository(database.db).createJob(root, [task]);
+  await new JobRepository(database.db).createJob(root, [task]);
   await new WebhookOutboxRepository(database.db).setCallback(tenantId, jobId, `${baseUrl}/hook/${jobId}`);
   return jobId;
 }
 
 function loop(handle: DatabaseHandle, send: SendWebhook, claimLeaseMs: number): WebhookDelivery {
-  const tasks = new TaskRepository(handle.db);
+  const tasks = new JobRepository(handle.db);
   return new WebhookDelivery({
     outbox: new WebhookOutboxRepository(handle.db),
     secret: SECRET,

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Pool } from 'pg';
 import type { TaskStatus, TraceCarrier } from '@switchyard/contracts';
 import { poolBehind, type Database } from '../database';
-import { dependenciesDoneSql } from './task.repository';
+import { dependenciesDoneSql } from './task-clauses';
 
 export interface QueuedJobHead {
   jobId: string;

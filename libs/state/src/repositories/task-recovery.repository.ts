@@ -3,7 +3,7 @@ import type { TaskStatus } from '@switchyard/contracts';
 import type { Database } from '../database';
 import { agentTaskState as t } from '../schema';
 import type { TraceCarrier } from '@switchyard/contracts';
-import { abandonInFlightAttempts, dependenciesDone, failTaskStatement, type Lease } from './task.repository';
+import { abandonInFlightAttempts, dependenciesDone, failTaskStatement, type Lease } from './task-clauses';
 
 /** A running task whose heartbeat is older than the stale threshold, locked for this sweep. */
 export interface StaleTask {
@@ -33,7 +33,7 @@ export type SweptTask = StaleTask &
     /**
      * An optional task at the retry limit: it is given up as `skipped`, not failed, so that its
      * dependents go on and its job can complete. The sweep takes its lease (the dead owner is
-     * fenced out); the caller skips it with `TaskRepository.skipTask(lease, …)`, the same finish
+     * fenced out); the caller skips it with `TaskLeaseRepository.skipTask(lease, …)`, the same finish
      * path as a worker's, which readies dependents and completes the job. Should the caller die
      * first, the task is stale again under the sweeper's lease and the next sweep gives it up again.
      */

@@ -1,24 +1,21 @@
-import { and, asc, eq, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Pool } from 'pg';
 import type { RouteRecord, TaskStatus, TraceCarrier } from '@switchyard/contracts';
 import { poolBehind, type Database } from '../database';
 import { agentTaskState as t, type NewTaskRow, type StepCheckpoint, type TaskRow } from '../schema';
-import { jsonRowInsert } from './json-row-insert';
-
-/** Who may write a running task: the worker holding this exact lease (fencing token). */
-export interface Lease {
-  taskId: string;
-  owner: string;
-  version: number;
-}
-
-/** A write was refused because the lease is gone: taken over, cancelled or finished. */
-export class LeaseLostError extends Error {
-  constructor(readonly lease: Lease, action: string) {
-    super(`lease lost on task ${lease.taskId} (owner ${lease.owner}, version ${lease.version}) while trying to ${action}`);
-    this.name = 'LeaseLostError';
-  }
-}
+import {
+  FENCE,
+  LeaseLostError,
+  dependenciesDoneSql,
+  failTaskStatement,
+  json,
+  leaseFence,
+  taskInsert,
+  toOutcome,
+  type Lease,
+  type RawOutcome,
+  type TaskOutcomeRow,
+} from './task-clauses';
 
 /** What every task of a job runs with, read from the job's root row. */
 export interface JobContext {
@@ -33,24 +30,6 @@ export type ClaimResult =
   | { claimed: true; task: TaskRow; lease: Lease; job?: JobContext }
   | { claimed: false; reason: 'missing' | 'already_running' | 'finished' | 'blocked'; status?: TaskStatus };
 
-/**
- * The fan-in clause, its one home: the row `outer` (a table alias or name) may start when every
- * task in its `depends_on` is `success`, or optional and given up (`skipped`, `failed`,
- * `cancelled`). Postgres decides this, not the queue: an enqueue may come early (a duplicate)
- * or never (a crash between commit and enqueue; the sweeper's reconcile makes up for it).
- */
-export function dependenciesDoneSql(outer: string): string {
-  return `not exists (
-    select 1 from agent_task_state dep
-    where dep.task_id = any(${outer}.depends_on)
-      and dep.status <> 'success' and not (dep.optional and dep.status in ('skipped', 'failed', 'cancelled')))`;
-}
-
-/** `dependenciesDoneSql` as a drizzle fragment. */
-export function dependenciesDone(outer: string) {
-  return sql.raw(dependenciesDoneSql(outer));
-}
-
 /** A pending task whose dependencies just finished: the finishing worker enqueues it after its commit. */
 export interface ReadyTask {
   taskId: string;
@@ -60,16 +39,6 @@ export interface ReadyTask {
   traceContext: TraceCarrier | null;
   /** The queue job id its next run must use when not the task id (a retried or resumed task: its earlier queue job still exists). */
   queueJobId?: string | null;
-}
-
-/** A finished (or given-up) task as the job result sees it. */
-export interface TaskOutcomeRow {
-  taskId: string;
-  role: string;
-  status: TaskStatus;
-  output: unknown;
-  /** The for_each item key kept in the task's input (`item_key`). */
-  key?: string;
 }
 
 /** What finishing a task changed beyond itself. */
@@ -97,123 +66,6 @@ export type TaskFinish =
     }
   | { status: 'skipped'; reason: string; routes: RouteRecord[] };
 
-/**
- * The ledger rows of upstream attempts still `in_flight` for these tasks (a SQL expression of
- * task ids: a subquery or a literal), marked `abandoned`: the task ended (failed, cancelled,
- * given up) and will not run the call again to settle them. A call that does finish after all
- * replaces its row with the real outcome.
- */
-export function abandonInFlightAttempts(taskIds: SQL) {
-  return sql`update model_call_ledger set outcome = 'abandoned' where outcome = 'in_flight' and task_id in (${taskIds})`;
-}
-
-/**
- * Fails a task and rolls the failure up: a required task takes its job down (and the job's
- * other unfinished tasks are cancelled); an optional one fails alone. `where` picks the task
- * (with its fencing condition); it must match at most one row.
- */
-export function failTaskStatement(where: ReturnType<typeof sql>, taskId: string, reason: string, routes: RouteRecord[]) {
-  return sql`
-      with done as (
-        update ${t} set status = 'failed', error = ${reason}, route_targets = route_targets || ${json(routes)},
-          updated_at = now(), finished_at = now()
-        where ${where}
-        returning task_id, job_id, optional, agent_id
-      ), job as (
-        update ${t} set status = 'failed', updated_at = now(), finished_at = now(),
-          error = 'task ' || (select agent_id from done) || ' failed: ' || ${reason}
-        where task_id = (select job_id from done where not optional) and status in ('pending', 'running')
-        returning task_id
-      ), siblings as (
-        update ${t} set status = 'cancelled', updated_at = now(), finished_at = now(),
-          error = 'cancelled: another task of the job failed'
-        where job_id = (select task_id from job) and task_id <> ${taskId}
-          and parent_task_id is not null and status in ('pending', 'running', 'paused')
-        returning task_id
-      ), abandoned as (
-        ${abandonInFlightAttempts(sql.raw('select task_id from done union all select task_id from siblings'))}
-      )
-      select (select count(*) from done)::int as done, (select count(*) from job)::int as job_failed`;
-}
-
-export type CreateJobResult = { created: true; jobId: string } | { created: false; existing: TaskRow };
-
-/** Columns the API shows; the input (documents) and checkpoints stay out of list reads. */
-export const viewColumns = {
-  taskId: t.taskId,
-  parentTaskId: t.parentTaskId,
-  jobId: t.jobId,
-  tenantId: t.tenantId,
-  jobType: t.jobType,
-  agentId: t.agentId,
-  role: t.role,
-  status: t.status,
-  optional: t.optional,
-  dependsOn: t.dependsOn,
-  outputSummary: t.outputSummary,
-  currentStep: t.currentStep,
-  totalSteps: t.totalSteps,
-  retryCount: t.retryCount,
-  routeTargets: t.routeTargets,
-  costUsd: t.costUsd,
-  error: t.error,
-  createdAt: t.createdAt,
-  updatedAt: t.updatedAt,
-  startedAt: t.startedAt,
-  finishedAt: t.finishedAt,
-};
-export type TaskView = { [K in keyof typeof viewColumns]: TaskRow[K] };
-
-export interface JobListCursor {
-  createdAt: Date;
-  taskId: string;
-}
-
-const ACTIVE: TaskStatus[] = ['queued', 'pending', 'running', 'paused'];
-/** A step makes at most this many model calls (a call and its re-ask elsewhere, with room to spare). */
-const MAX_CALLS_PER_STEP = 4;
-const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
-
-/*
- * The hot path (createJob, claim, checkpoint, complete, heartbeat, fan-in read) is pre-built
- * SQL sent through pg as named statements: parsed and planned once per connection, with no
- * query builder and no row mapping in between. Each starts with a comment naming it (sy:<name>).
- */
-
-/** New rows go in as JSON (see `jsonRowInsert`); these are the database defaults it applies. */
-const taskInsert = jsonRowInsert<NewTaskRow>(t, {
-  status: "'pending'::task_status",
-  optional: 'false',
-  ordinal: '0',
-  step_checkpoints: "'[]'::jsonb",
-  current_step: '0',
-  retry_count: '0',
-  retry_base: '0',
-  route_targets: "'[]'::jsonb",
-  depends_on: "'{}'::uuid[]",
-  cost_usd: '0',
-  lease_version: '0',
-  created_at: 'now()',
-  updated_at: 'now()',
-});
-
-/**
- * One statement: the root row (skipped when its idempotency key is taken), then the tasks
- * only when the root went in. $1: the root as JSON, $2: the tasks as a JSON array.
- */
-const CREATE_JOB_SQL = `/* sy:createJob */
-with root as (
-  insert into agent_task_state (${taskInsert.columns})
-  select ${taskInsert.values} from jsonb_populate_record(null::agent_task_state, $1::jsonb) r
-  on conflict (tenant_id, idempotency_key) where parent_task_id is null and idempotency_key is not null do nothing
-  returning task_id
-), tasks as (
-  ${taskInsert.insertFromArray(2)}
-  where exists (select 1 from root)
-  returning 1
-)
-select exists (select 1 from root) as created`;
-
 const CLAIM_SQL = `/* sy:claimTask */
 with claimed as (
   update agent_task_state set status = 'running', lease_owner = $2, lease_version = lease_version + 1,
@@ -229,22 +81,6 @@ select c.*, r.input_summary -> 'meta' as job_meta, r.workflow_hash as job_workfl
 from claimed c left join agent_task_state r on r.task_id = c.job_id and r.parent_task_id is null`;
 
 const TASK_STATUS_SQL = `/* sy:taskStatus */ select status from agent_task_state where task_id = $1`;
-
-/**
- * The lease fence, its one home: a write to a task must present its exact lease (owner and
- * version) while it runs. As text with $1 task, $2 owner, $3 version for the pre-built
- * statements, and as a drizzle condition (`leaseFence`) built from the same text.
- */
-const FENCE = `task_id = $1 and lease_owner = $2 and lease_version = $3 and status = 'running'`;
-
-/** `FENCE` with this lease's values as parameters. */
-export function leaseFence(lease: Lease): SQL {
-  const values = [lease.taskId, lease.owner, lease.version];
-  return sql.join(
-    FENCE.split(/\$(\d)/).map((part, i) => (i % 2 === 1 ? sql`${values[Number(part) - 1]}` : sql.raw(part))),
-    sql.raw(''),
-  );
-}
 
 const CHECKPOINT_WRITE = `update agent_task_state set current_step = $4::int + 1, step_checkpoints = step_checkpoints || $5::jsonb,
   route_targets = route_targets || $6::jsonb, cost_usd = cost_usd + $7::float8, updated_at = now()
@@ -355,7 +191,12 @@ order by ordinal asc, created_at asc`;
 const JOB_CONTEXT_SQL = `/* sy:jobContext */
 select input_summary -> 'meta' as meta, workflow_hash, job_type from agent_task_state where task_id = $1 and parent_task_id is null`;
 
-export class TaskRepository {
+/**
+ * What a worker does to the tasks it runs: claim a lease, checkpoint each step, finish (complete,
+ * skip, fail) or hand the task back, heartbeat; and the reads a task run needs (its job's
+ * context, input and workflow version, its upstream's outcomes). Every write presents the lease.
+ */
+export class TaskLeaseRepository {
   private readonly pool: Pool;
 
   /** `pool` is the one behind `db` (`DatabaseHandle.pool`); when omitted, drizzle's client is used. */
@@ -363,78 +204,7 @@ export class TaskRepository {
     private readonly db: Database,
     pool?: Pool,
   ) {
-    this.pool = poolBehind(db, pool, 'TaskRepository');
-  }
-
-  /**
-   * Writes a job and all its tasks in one statement. With an idempotency key, a second
-   * submission finds the first job instead (the caller compares request hashes).
-   */
-  async createJob(root: NewTaskRow, tasks: NewTaskRow[]): Promise<CreateJobResult> {
-    const result = await this.pool.query<{ created: boolean }>({
-      name: 'sy-create-job',
-      text: CREATE_JOB_SQL,
-      values: [JSON.stringify(taskInsert.toJson(root)), JSON.stringify(tasks.map(taskInsert.toJson))],
-    });
-    if (result.rows[0]?.created) return { created: true, jobId: root.taskId };
-    // Rare (a repeated submission): read the job that holds the key. A separate statement also
-    // sees a job that a concurrent submission committed after this statement's snapshot.
-    const [existing] = await this.db
-      .select()
-      .from(t)
-      .where(and(eq(t.tenantId, root.tenantId), eq(t.idempotencyKey, root.idempotencyKey ?? ''), isNull(t.parentTaskId)));
-    if (!existing) throw new Error('idempotency conflict without an existing job');
-    return { created: false, existing };
-  }
-
-  /** Removes a job whose queue entries could not be written, so nothing is half-submitted. */
-  async deleteJob(tenantId: string, jobId: string): Promise<void> {
-    await this.db.delete(t).where(and(eq(t.tenantId, tenantId), eq(t.taskId, jobId), isNull(t.parentTaskId)));
-  }
-
-  /** The root first, then the tasks in plan order (a planner's subtasks between it and combine, not grouped by parent). */
-  async findJobTree(tenantId: string, jobId: string): Promise<TaskView[]> {
-    return this.db
-      .select(viewColumns)
-      .from(t)
-      .where(and(eq(t.tenantId, tenantId), eq(t.jobId, jobId)))
-      .orderBy(sql`${t.parentTaskId} is null desc`, asc(t.ordinal), asc(t.createdAt));
-  }
-
-  async listJobs(
-    tenantId: string,
-    options: { status?: TaskStatus; limit: number; cursor?: JobListCursor },
-  ): Promise<TaskView[]> {
-    const conditions = [eq(t.tenantId, tenantId), isNull(t.parentTaskId)];
-    if (options.status) conditions.push(eq(t.status, options.status));
-    if (options.cursor) {
-      const { createdAt, taskId } = options.cursor;
-      conditions.push(or(lt(t.createdAt, createdAt), and(eq(t.createdAt, createdAt), lt(t.taskId, taskId)))!);
-    }
-    return this.db
-      .select(viewColumns)
-      .from(t)
-      .where(and(...conditions))
-      .orderBy(sql`${t.createdAt} desc nulls last`, sql`${t.taskId} desc nulls last`)
-      .limit(options.limit);
-  }
-
-  /** Per-job task counts and cost, for list views. */
-  async summarizeJobs(jobIds: string[]): Promise<Map<string, { total: number; completed: number; costUsd: number }>> {
-    const summary = new Map<string, { total: number; completed: number; costUsd: number }>();
-    if (jobIds.length === 0) return summary;
-    const rows = await this.db
-      .select({
-        jobId: t.jobId,
-        total: sql<number>`count(*)::int`,
-        completed: sql<number>`(count(*) filter (where ${t.status} = 'success'))::int`,
-        costUsd: sql<number>`coalesce(sum(${t.costUsd}), 0)::float8`,
-      })
-      .from(t)
-      .where(and(inArray(t.jobId, jobIds), sql`${t.parentTaskId} is not null`))
-      .groupBy(t.jobId);
-    for (const row of rows) summary.set(row.jobId, { total: row.total, completed: row.completed, costUsd: row.costUsd });
-    return summary;
+    this.pool = poolBehind(db, pool, 'TaskLeaseRepository');
   }
 
   /**
@@ -593,72 +363,6 @@ export class TaskRepository {
     if (result.rowCount !== 1) throw new LeaseLostError(lease, 'release');
   }
 
-  /** Cancels a job and every unfinished task of it. Returns null when there is no such job. */
-  async cancelJob(tenantId: string, jobId: string): Promise<{ status: TaskStatus; cancelled: boolean } | null> {
-    return this.db.transaction(async (tx) => {
-      const [root] = await tx
-        .select({ status: t.status })
-        .from(t)
-        .where(and(eq(t.tenantId, tenantId), eq(t.taskId, jobId), isNull(t.parentTaskId)))
-        .for('update');
-      if (!root) return null;
-      if (!ACTIVE.includes(root.status)) return { status: root.status, cancelled: false };
-      await tx
-        .update(t)
-        .set({ status: 'cancelled', error: 'cancelled by request', updatedAt: sql`now()`, finishedAt: sql`now()` })
-        .where(and(eq(t.tenantId, tenantId), eq(t.jobId, jobId), inArray(t.status, ACTIVE)));
-      await tx.execute(abandonInFlightAttempts(sql`select task_id from agent_task_state where job_id = ${jobId} and status = 'cancelled'`));
-      return { status: 'cancelled' as const, cancelled: true };
-    });
-  }
-
-  /**
-   * Sets a failed or cancelled job going again from where it stopped, in one transaction: its
-   * failed and cancelled tasks, and its skipped ones that no finished task built on, go back
-   * to `queued` with their step checkpoints (a retry of each: retry_count and the lease version
-   * go up, so a worker still holding an old lease is fenced out, and the next run gets a queue
-   * job id of its own, `<task>.r<retry_count>` as the sweeper names resumptions; retry_base
-   * moves to the new retry_count, so the sweeper's retry limit starts afresh; the answers
-   * stored for its unfinished steps are forgotten, so that a reply that failed it is asked
-   * again); the root goes back to `queued` for admission. Finished tasks stay as they are: never run, nor paid, again.
-   * Returns null when the tenant has no such job.
-   */
-  async retryJob(tenantId: string, jobId: string): Promise<{ retried: true; tasks: number } | { retried: false; status: TaskStatus } | null> {
-    return this.db.transaction(async (tx) => {
-      const [root] = await tx
-        .select({ status: t.status })
-        .from(t)
-        .where(and(eq(t.tenantId, tenantId), eq(t.taskId, jobId), isNull(t.parentTaskId)))
-        .for('update');
-      if (!root) return null;
-      if (root.status !== 'failed' && root.status !== 'cancelled') return { retried: false as const, status: root.status };
-      const tasks = await tx.execute(sql`
-        with retried as (
-          update agent_task_state r set status = 'queued', lease_owner = null, lease_version = r.lease_version + 1,
-            retry_count = r.retry_count + 1, retry_base = r.retry_count + 1, queue_job_id = r.task_id || '.r' || (r.retry_count + 1),
-            error = null, finished_at = null, updated_at = now()
-          where r.job_id = ${jobId} and r.parent_task_id is not null
-            and (r.status in ('failed', 'cancelled')
-              or (r.status = 'skipped' and not exists (
-                select 1 from agent_task_state d where d.job_id = r.job_id and r.task_id = any(d.depends_on) and d.status = 'success')))
-          returning r.task_id, r.current_step, r.total_steps
-        ), forgotten as (
-          -- The answers stored for the steps it has not finished (keys as modelCallKey makes them,
-          -- task:step:call): a reply that failed the task, a bad plan or output, must be asked
-          -- again, not reused. Finished steps are checkpointed and never called again.
-          delete from model_call_results where idempotency_key in (
-            select r.task_id || ':' || step || ':' || call from retried r,
-              generate_series(r.current_step, r.total_steps - 1) step, generate_series(1, ${MAX_CALLS_PER_STEP}) call)
-        )
-        select task_id from retried`);
-      await tx
-        .update(t)
-        .set({ status: 'queued', error: null, outputSummary: null, finishedAt: null, updatedAt: sql`now()` })
-        .where(eq(t.taskId, jobId));
-      return { retried: true as const, tasks: tasks.rowCount ?? 0 };
-    });
-  }
-
   /** The tasks of a job in these roles, with their outcomes: what a gather step reads (fan-in). */
   async findTaskOutcomes(jobId: string, roles: readonly string[]): Promise<TaskOutcomeRow[]> {
     if (roles.length === 0) return [];
@@ -701,15 +405,6 @@ export class TaskRepository {
   }
 }
 
-/** A task outcome as the statements return it (a row, or an element of a JSON array). */
-interface RawOutcome {
-  task_id: string;
-  role: string;
-  status: TaskStatus;
-  output_summary: unknown;
-  item_key: string | null;
-}
-
 interface RawReadyTask {
   task_id: string;
   job_id: string;
@@ -721,10 +416,6 @@ interface RawReadyTask {
 
 function checkpointValues(lease: Lease, checkpoint: StepCheckpoint, routes: RouteRecord[], costUsd: number): unknown[] {
   return [lease.taskId, lease.owner, lease.version, checkpoint.step, JSON.stringify([checkpoint]), JSON.stringify(routes), costUsd];
-}
-
-function toOutcome(row: RawOutcome): TaskOutcomeRow {
-  return { taskId: row.task_id, role: row.role, status: row.status, output: row.output_summary, ...(row.item_key === null ? {} : { key: row.item_key }) };
 }
 
 /** Raw rows come back with snake_case names (and, through drizzle's `execute`, string timestamps). */
