@@ -162,7 +162,7 @@ describe('admission across two supervisors (real Postgres)', () => {
     expect(admitted).toEqual([
       {
         jobId,
-        ready: [first, second].map((taskId) => ({ taskId, jobId, tenantId: tenant, role: 'extract', traceContext: { traceparent: 'tp' }, queueJobId: null })),
+        ready: [first, second].map((taskId) => ({ taskId, jobId, tenantId: tenant, role: 'extract', traceContext: { traceparent: 'tp' } })),
       },
     ]);
     const statuses = await database.db.execute<{ status: string }>(sql`select distinct status from agent_task_state where job_id = ${jobId}`);

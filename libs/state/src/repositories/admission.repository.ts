@@ -1,21 +1,12 @@
 import { sql } from 'drizzle-orm';
 import type { Pool } from 'pg';
-import type { TaskStatus, TraceCarrier } from '@switchyard/contracts';
+import type { TaskStatus } from '@switchyard/contracts';
 import { poolBehind, type Database } from '../database';
-import { dependenciesDoneSql } from './task-clauses';
+import { dependenciesDoneSql, toReadyTask, type RawReadyTask, type ReadyTask } from './task-clauses';
 
 export interface QueuedJobHead {
   jobId: string;
   tenantId: string;
-}
-
-interface RawAdmittedTask {
-  task_id: string;
-  job_id: string;
-  tenant_id: string;
-  role: string;
-  trace_context: TraceCarrier | null;
-  queue_job_id: string | null;
 }
 
 /** What an admission decision sees: queued heads oldest first, and running jobs per tenant. */
@@ -24,21 +15,10 @@ export interface AdmissionSnapshot {
   running: Record<string, number>;
 }
 
-/** A task of a just-admitted job, as a queue producer needs it. */
-export interface AdmittedTask {
-  taskId: string;
-  jobId: string;
-  tenantId: string;
-  role: string;
-  traceContext: TraceCarrier | null;
-  /** Set for a retried task: its earlier queue job still exists under the task id. */
-  queueJobId: string | null;
-}
-
 /** A just-admitted job and its tasks that may start now, as its producer needs them. */
 export interface AdmittedJob {
   jobId: string;
-  ready: AdmittedTask[];
+  ready: ReadyTask[];
 }
 
 /*
@@ -112,11 +92,11 @@ export class AdmissionRepository {
       const snapshot = await client.query<AdmissionSnapshot>({ name: 'sy-admission-snapshot', text: ADMISSION_SNAPSHOT_SQL, values: [headsPerTenant] });
       const { queued, running } = snapshot.rows[0]!;
       const admitted = queued.length === 0 ? [] : decide({ queued, running });
-      const jobs = new Map<string, AdmittedTask[]>(admitted.map((jobId) => [jobId, []]));
+      const jobs = new Map<string, ReadyTask[]>(admitted.map((jobId) => [jobId, []]));
       if (admitted.length > 0) {
-        const ready = await client.query<RawAdmittedTask>({ name: 'sy-admit', text: ADMIT_SQL, values: [admitted] });
+        const ready = await client.query<RawReadyTask>({ name: 'sy-admit', text: ADMIT_SQL, values: [admitted] });
         for (const r of ready.rows) {
-          jobs.get(r.job_id)?.push({ taskId: r.task_id, jobId: r.job_id, tenantId: r.tenant_id, role: r.role, traceContext: r.trace_context, queueJobId: r.queue_job_id });
+          jobs.get(r.job_id)?.push(toReadyTask(r));
         }
       }
       await client.query('commit');

@@ -8,6 +8,9 @@ import { abandonInFlightAttempts, taskInsert } from './task-clauses';
 
 export type CreateJobResult = { created: true; jobId: string } | { created: false; existing: TaskRow };
 
+/** The handle a `db.transaction` callback gets. */
+type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
+
 const ACTIVE: TaskStatus[] = ['queued', 'pending', 'running', 'paused'];
 /** A step makes at most this many model calls (a call and its re-ask elsewhere, with room to spare). */
 const MAX_CALLS_PER_STEP = 4;
@@ -91,11 +94,7 @@ export class JobRepository {
   /** Cancels a job and every unfinished task of it. Returns null when there is no such job. */
   async cancelJob(tenantId: string, jobId: string): Promise<{ status: TaskStatus; cancelled: boolean } | null> {
     return this.db.transaction(async (tx) => {
-      const [root] = await tx
-        .select({ status: t.status })
-        .from(t)
-        .where(and(eq(t.tenantId, tenantId), eq(t.taskId, jobId), isNull(t.parentTaskId)))
-        .for('update');
+      const root = await lockedJobRoot(tx, tenantId, jobId);
       if (!root) return null;
       if (!ACTIVE.includes(root.status)) return { status: root.status, cancelled: false };
       await tx
@@ -120,11 +119,7 @@ export class JobRepository {
    */
   async retryJob(tenantId: string, jobId: string): Promise<{ retried: true; tasks: number } | { retried: false; status: TaskStatus } | null> {
     return this.db.transaction(async (tx) => {
-      const [root] = await tx
-        .select({ status: t.status })
-        .from(t)
-        .where(and(eq(t.tenantId, tenantId), eq(t.taskId, jobId), isNull(t.parentTaskId)))
-        .for('update');
+      const root = await lockedJobRoot(tx, tenantId, jobId);
       if (!root) return null;
       if (root.status !== 'failed' && root.status !== 'cancelled') return { retried: false as const, status: root.status };
       const tasks = await tx.execute(sql`
@@ -153,4 +148,14 @@ export class JobRepository {
       return { retried: true as const, tasks: tasks.rowCount ?? 0 };
     });
   }
+}
+
+/** The tenant's job root row, locked for the rest of the transaction: the status every job command decides on. */
+async function lockedJobRoot(tx: Transaction, tenantId: string, jobId: string): Promise<{ status: TaskStatus } | undefined> {
+  const [root] = await tx
+    .select({ status: t.status })
+    .from(t)
+    .where(and(eq(t.tenantId, tenantId), eq(t.taskId, jobId), isNull(t.parentTaskId)))
+    .for('update');
+  return root;
 }

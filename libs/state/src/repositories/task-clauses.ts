@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { RouteRecord, TaskStatus } from '@switchyard/contracts';
+import type { RouteRecord, TaskStatus, TraceCarrier } from '@switchyard/contracts';
 import { agentTaskState as t, type NewTaskRow } from '../schema';
 import { jsonRowInsert } from './json-row-insert';
 
@@ -60,6 +60,34 @@ export function dependenciesDoneSql(outer: string): string {
 /** `dependenciesDoneSql` as a drizzle fragment. */
 export function dependenciesDone(outer: string) {
   return sql.raw(dependenciesDoneSql(outer));
+}
+
+/**
+ * A task that may start now, as its queue producer needs it (the finishing worker for its
+ * dependents, admission for a job's first tasks): what its payload points at, and the trace it continues.
+ */
+export interface ReadyTask {
+  taskId: string;
+  jobId: string;
+  tenantId: string;
+  role: string;
+  traceContext: TraceCarrier | null;
+  /** The queue job id its next run must use when not the task id (a retried or resumed task: its earlier queue job still exists). */
+  queueJobId?: string | null;
+}
+
+/** A `ReadyTask` as the statements return it. */
+export interface RawReadyTask {
+  task_id: string;
+  job_id: string;
+  tenant_id: string;
+  role: string;
+  trace_context: TraceCarrier | null;
+  queue_job_id: string | null;
+}
+
+export function toReadyTask(r: RawReadyTask): ReadyTask {
+  return { taskId: r.task_id, jobId: r.job_id, tenantId: r.tenant_id, role: r.role, traceContext: r.trace_context, ...(r.queue_job_id ? { queueJobId: r.queue_job_id } : {}) };
 }
 
 /** A finished (or given-up) task as the job result sees it. */

@@ -10,10 +10,13 @@ import {
   failTaskStatement,
   json,
   leaseFence,
+  toReadyTask,
   taskInsert,
   toOutcome,
   type Lease,
   type RawOutcome,
+  type RawReadyTask,
+  type ReadyTask,
   type TaskOutcomeRow,
 } from './task-clauses';
 
@@ -29,17 +32,6 @@ export interface JobContext {
 export type ClaimResult =
   | { claimed: true; task: TaskRow; lease: Lease; job?: JobContext }
   | { claimed: false; reason: 'missing' | 'already_running' | 'finished' | 'blocked'; status?: TaskStatus };
-
-/** A pending task whose dependencies just finished: the finishing worker enqueues it after its commit. */
-export interface ReadyTask {
-  taskId: string;
-  jobId: string;
-  tenantId: string;
-  role: string;
-  traceContext: TraceCarrier | null;
-  /** The queue job id its next run must use when not the task id (a retried or resumed task: its earlier queue job still exists). */
-  queueJobId?: string | null;
-}
 
 /** What finishing a task changed beyond itself. */
 export interface FinishResult {
@@ -316,7 +308,7 @@ export class TaskLeaseRepository {
       }
       await client.query('commit');
       return {
-        ready: ready.map((r) => ({ taskId: r.task_id, jobId: r.job_id, tenantId: r.tenant_id, role: r.role, traceContext: r.trace_context, ...(r.queue_job_id ? { queueJobId: r.queue_job_id } : {}) })),
+        ready: ready.map(toReadyTask),
         jobCompleted,
       };
     } catch (error) {
@@ -403,15 +395,6 @@ export class TaskLeaseRepository {
     const [row] = await this.db.select().from(t).where(eq(t.taskId, taskId));
     return row;
   }
-}
-
-interface RawReadyTask {
-  task_id: string;
-  job_id: string;
-  tenant_id: string;
-  role: string;
-  trace_context: TraceCarrier | null;
-  queue_job_id: string | null;
 }
 
 function checkpointValues(lease: Lease, checkpoint: StepCheckpoint, routes: RouteRecord[], costUsd: number): unknown[] {
