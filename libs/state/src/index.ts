@@ -5,6 +5,7 @@ export * from './repositories/task-clauses';
 export * from './repositories/job-views';
 export * from './repositories/job.repository';
 export * from './repositories/task-lease.repository';
+export * from './repositories/job-list';
 export * from './repositories/ledger.repository';
 export * from './repositories/task-recovery.repository';
 export * from './repositories/model-call-result.repository';

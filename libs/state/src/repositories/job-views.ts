@@ -1,7 +1,8 @@
-import { and, eq, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { TaskStatus } from '@switchyard/contracts';
 import type { Database } from '../database';
 import { agentTaskState as t, type TaskRow } from '../schema';
+import { afterJobListCursor, jobListOrder, type JobListCursor } from './job-list';
 
 /*
  * The job list and its summaries, written once for both audiences: a tenant's own jobs
@@ -34,11 +35,6 @@ export const viewColumns = {
 };
 export type TaskView = { [K in keyof typeof viewColumns]: TaskRow[K] };
 
-export interface JobListCursor {
-  createdAt: Date;
-  taskId: string;
-}
-
 export interface JobListFilter {
   /** Required for a tenant's view (JobRepository); the operator's view may leave it out. */
   tenantId?: string;
@@ -48,21 +44,18 @@ export interface JobListFilter {
   cursor?: JobListCursor;
 }
 
-/** Job root rows, newest first, keyset-paginated (the order of `agent_task_state_tenant_jobs_idx`). */
+/** Job root rows, newest first, keyset-paginated (`jobListOrder`, `afterJobListCursor`). */
 export async function listJobRoots(db: Database, filter: JobListFilter): Promise<TaskView[]> {
   const conditions: SQL[] = [isNull(t.parentTaskId)];
   if (filter.tenantId !== undefined) conditions.push(eq(t.tenantId, filter.tenantId));
   if (filter.status) conditions.push(eq(t.status, filter.status));
   if (filter.type) conditions.push(eq(t.jobType, filter.type));
-  if (filter.cursor) {
-    const { createdAt, taskId } = filter.cursor;
-    conditions.push(or(lt(t.createdAt, createdAt), and(eq(t.createdAt, createdAt), lt(t.taskId, taskId)))!);
-  }
+  if (filter.cursor) conditions.push(afterJobListCursor(filter.cursor));
   return db
     .select(viewColumns)
     .from(t)
     .where(and(...conditions))
-    .orderBy(sql`${t.createdAt} desc`, sql`${t.taskId} desc`)
+    .orderBy(...jobListOrder)
     .limit(filter.limit);
 }
 
