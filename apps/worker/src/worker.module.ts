@@ -6,7 +6,7 @@ import type { Logger } from '@switchyard/observability';
 import { IdempotentModelRouter, TaskQueues, TaskRunner, WorkflowCatalog, WorkflowVersions } from '@switchyard/orchestration';
 import { APP_CONFIG, CoreModule, DATABASE, DurableLedgerRows, LOGGER, LedgerModule, REDIS, RouterRuntime, queueErrorLogger, routerProvider, type RedisConnection } from '@switchyard/platform';
 import { Router } from '@switchyard/router';
-import { AttemptLedgerRepository, GroupCommittedAttemptLedger, GroupCommittedCallResults, ModelCallResultRepository, TaskRepository, type DatabaseHandle } from '@switchyard/state';
+import { AttemptLedgerRepository, GroupCommittedAttemptLedger, GroupCommittedCallResults, ModelCallResultRepository, TaskLeaseRepository, type DatabaseHandle } from '@switchyard/state';
 import { ShutdownSignal } from './processors/shutdown-signal';
 import { TaskProcessor } from './processors/task.processor';
 import { WorkerMetrics } from './metrics/worker-metrics';
@@ -36,9 +36,9 @@ export class WorkerModule {
         },
         {
           provide: TaskRunner,
-          inject: [TaskRepository, Router, DATABASE, APP_CONFIG, LOGGER, TaskQueues, DurableLedgerRows, WorkerMetrics],
+          inject: [TaskLeaseRepository, Router, DATABASE, APP_CONFIG, LOGGER, TaskQueues, DurableLedgerRows, WorkerMetrics],
           useFactory: (
-            tasks: TaskRepository,
+            tasks: TaskLeaseRepository,
             router: Router,
             database: DatabaseHandle,
             appConfig: AppConfig,
