@@ -1,4 +1,5 @@
 import { cpus } from 'node:os';
+import { runCallPathBench } from './call-path.bench';
 import { runClassifierBench } from './classifier.bench';
 import { runCrashResumeBench } from './crash-resume.bench';
 import { runEconomicsBench } from './economics.bench';
@@ -13,7 +14,7 @@ import { runRowsBench } from './rows-1m.bench';
 import { runTracingBench } from './tracing.bench';
 
 /**
- * `npm run bench` (all benches but pipeline-scale and rows-1m) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing|economics|pipeline-e2e|pipeline-scale|rows-1m|classifier` (some of them).
+ * `npm run bench` (all benches but pipeline-scale and rows-1m) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing|economics|pipeline-e2e|pipeline-scale|rows-1m|call-path|classifier` (some of them).
  * Exits 2 when a bench could not run. A missed target prints FAIL and exits 0, unless
  * BENCH_STRICT=1 (then 1): a measurement on a shared machine is not a build failure by default.
  */
@@ -29,6 +30,7 @@ const BENCHES = {
   'pipeline-e2e': async () => (await runPipelineE2eBench()).pass,
   'pipeline-scale': async () => (await runPipelineScaleBench()).pass,
   'rows-1m': async () => (await runRowsBench()).pass,
+  'call-path': async () => (await runCallPathBench()).pass,
   classifier: async () => runClassifierBench().pass,
 } as const;
 type BenchName = keyof typeof BENCHES;

@@ -49,7 +49,7 @@ export class SupervisorModule {
         JobsService,
         JobEventsService,
         JobNotifications,
-        { provide: AdmissionRepository, inject: [DATABASE], useFactory: (db: DatabaseHandle) => new AdmissionRepository(db.db) },
+        { provide: AdmissionRepository, inject: [DATABASE], useFactory: (db: DatabaseHandle) => new AdmissionRepository(db.db, db.pool) },
         { provide: WebhookOutboxRepository, inject: [DATABASE], useFactory: (db: DatabaseHandle) => new WebhookOutboxRepository(db.db) },
         { provide: TenantBudgetRepository, inject: [DATABASE], useFactory: (db: DatabaseHandle) => new TenantBudgetRepository(db.db) },
         { provide: JOB_STARTER, useClass: QueueJobStarter },

@@ -15,7 +15,7 @@ import { loadConfig } from '@switchyard/config';
 import { createLogger } from '@switchyard/observability';
 import { deleteKeysWithPrefix } from '@switchyard/platform';
 import { TaskQueues, WorkflowCatalog, parseWorkflowSubmission, planWorkflowJob } from '@switchyard/orchestration';
-import { TaskRepository } from '@switchyard/state';
+import { JobRepository } from '@switchyard/state';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
 import { createSimulator, type Simulator } from '../../llm-sim/src/simulator';
 import { SIM_TARGETS, waitFor, writeRouterConfigForSim } from '@switchyard/devkit';
@@ -72,7 +72,7 @@ describe('worker: doc_review fan-out and fan-in', () => {
   async function submit(meta: Record<string, unknown> = {}, maxAttempts = 3): Promise<string> {
     const { workflow, submission } = parseWorkflowSubmission({ type: 'doc_review', input: { question: 'When is the deadline?', documents: DOCS }, meta }, catalog.workflows);
     const plan = planWorkflowJob(workflow, submission, { tenantId: 'acme', newId: randomUUID, trace: {} });
-    await new TaskRepository(database.db).createJob(plan.root, plan.tasks);
+    await new JobRepository(database.db).createJob(plan.root, plan.tasks);
     const queues = new TaskQueues(redis, prefix, { maxAttempts });
     try {
       await queues.enqueue(plan.ready);

@@ -6,7 +6,7 @@ import type { Logger } from '@switchyard/observability';
 import { IdempotentModelRouter, TaskQueues, TaskRunner, WorkflowCatalog, WorkflowVersions } from '@switchyard/orchestration';
 import { APP_CONFIG, CoreModule, DATABASE, DurableLedgerRows, LOGGER, LedgerModule, REDIS, RouterRuntime, queueErrorLogger, routerProvider, type RedisConnection } from '@switchyard/platform';
 import { Router } from '@switchyard/router';
-import { AttemptLedgerRepository, ModelCallResultRepository, TaskRepository, type DatabaseHandle } from '@switchyard/state';
+import { AttemptLedgerRepository, GroupCommittedAttemptLedger, GroupCommittedCallResults, ModelCallResultRepository, TaskLeaseRepository, type DatabaseHandle } from '@switchyard/state';
 import { ShutdownSignal } from './processors/shutdown-signal';
 import { TaskProcessor } from './processors/task.processor';
 import { WorkerMetrics } from './metrics/worker-metrics';
@@ -36,9 +36,9 @@ export class WorkerModule {
         },
         {
           provide: TaskRunner,
-          inject: [TaskRepository, Router, DATABASE, APP_CONFIG, LOGGER, TaskQueues, DurableLedgerRows, WorkerMetrics],
+          inject: [TaskLeaseRepository, Router, DATABASE, APP_CONFIG, LOGGER, TaskQueues, DurableLedgerRows, WorkerMetrics],
           useFactory: (
-            tasks: TaskRepository,
+            tasks: TaskLeaseRepository,
             router: Router,
             database: DatabaseHandle,
             appConfig: AppConfig,
@@ -50,11 +50,12 @@ export class WorkerModule {
             new TaskRunner({
               tasks,
               // Paid-once: a step replayed after a crash reuses the answer its first run stored;
-              // each upstream attempt's ledger row is written before its request is sent.
+              // each upstream attempt's ledger row is written before its request is sent. The
+              // concurrent tasks' lookups and writes are group-committed (one statement per batch).
               router: new IdempotentModelRouter(
                 router,
-                new ModelCallResultRepository(database.db, database.pool),
-                { ledger: new AttemptLedgerRepository(database.db, database.pool), onRowsWritten: (rows) => durableRows.add(rows) },
+                new GroupCommittedCallResults(new ModelCallResultRepository(database.db, database.pool)),
+                { ledger: new GroupCommittedAttemptLedger(new AttemptLedgerRepository(database.db, database.pool)), onRowsWritten: (rows) => durableRows.add(rows) },
               ),
               versions: new WorkflowVersions(),
               enqueue: (ready) => queues.enqueue(ready),
@@ -65,8 +66,8 @@ export class WorkerModule {
               optionalTargetWaitMs: appConfig.OPTIONAL_TARGET_WAIT_MS,
               observeStep: metrics.stepRan,
               mayUseCloud: (meta) => {
-                const types = new Map(router.snapshot().map((target) => [target.name, target.type]));
-                return router.explain(meta).candidates.some((candidate) => candidate.eligible && types.get(candidate.target) === 'cloud');
+                const targets = router.config.targetsByName;
+                return router.explain(meta).candidates.some((candidate) => candidate.eligible && targets.get(candidate.target)?.type === 'cloud');
               },
             }),
         },

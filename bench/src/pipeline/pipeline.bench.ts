@@ -67,7 +67,7 @@ function describe(s: PipelineSettings): string {
     `  ${s.rounds} measured rounds per side, alternating raw / switchyard; each round is a fresh Node process that first warms up`,
     `  for ${s.warmupSeconds} s, untimed (batches of ${s.warmupJobs} jobs)`,
     `raw BullMQ: FlowProducer + one Worker per queue (concurrency ${s.rawConcurrency}, own connection), no-op processors, job options: ${s.rawJobOptions}`,
-    `switchyard: parseWorkflowSubmission → planWorkflowJob → TaskRepository.createJob (queued) → admission pass → enqueue the ready tasks`,
+    `switchyard: parseWorkflowSubmission → planWorkflowJob → JobRepository.createJob (queued) → admission pass → enqueue the ready tasks`,
     `  (what POST /v1/jobs does; a pass at every job end too${process.env.BENCH_ADMISSION === 'off' ? '; BENCH_ADMISSION=off: no admission' : ''}), and Workers`,
     `  "extract" / "synthesize" (concurrency ${s.switchyardConcurrency}) running the worker app's processor logic → TaskRunner.run (the generic runtime):`,
     `  claim, checkpoint, complete in Postgres for every task; Postgres pools: supervisor ${s.poolSize} + worker ${s.poolSize}; telemetry and info logging on`,

@@ -4,14 +4,14 @@ import { EnvSchema } from '@switchyard/config';
 import type { RouteRecord } from '@switchyard/contracts';
 import { parseWorkflowSubmission, planWorkflowJob, type JobPlan } from '@switchyard/orchestration';
 import { loadWorkflowsDir } from '@switchyard/workflows';
-import { TaskRepository, connectDatabase, type DatabasePoolMode, type Lease, type StepCheckpoint } from '@switchyard/state';
+import { JobRepository, TaskLeaseRepository, connectDatabase, type DatabasePoolMode, type Lease, type StepCheckpoint } from '@switchyard/state';
 import { cpuSnapshot, cpuSpent } from '../support/cpu';
 import { fixed, table } from '../support/report';
 import { connectRedis } from '../support/resources';
 import { forEachLimit, secondsSince } from './flow-helpers';
 
 /**
- * Profiling aid (BENCH_PROFILE=1): what each TaskRepository call of the hot path costs, in
+ * Profiling aid (BENCH_PROFILE=1): what each JobRepository / TaskLeaseRepository call of the hot path costs, in
  * Node CPU and Postgres CPU per call, next to a bare round trip and a plain one-row update,
  * and the claim statement as a named prepared statement (what plan caching would save).
  */
@@ -31,7 +31,8 @@ export async function measureStatementCosts(dbUrl: string, jobs = 400, poolMode:
   const database = new URL(dbUrl).pathname.slice(1);
   const handle = connectDatabase(dbUrl, { max: CONCURRENCY, application_name: 'sy-bench-profile', poolMode });
   const redis = connectRedis('sy-bench-profile');
-  const repo = new TaskRepository(handle.db, handle.pool);
+  const jobRepository = new JobRepository(handle.db, handle.pool);
+  const repo = new TaskLeaseRepository(handle.db, handle.pool);
   let claimSql = '';
   let claimValues: unknown[] = [];
   handle.pool.on('connect', (client: PoolClient) => {
@@ -76,9 +77,9 @@ export async function measureStatementCosts(dbUrl: string, jobs = 400, poolMode:
         { tenantId: 'bench-profile', newId: randomUUID, trace: {} },
       );
     const warm = Array.from({ length: 50 }, plan);
-    for (const p of warm) await repo.createJob(p.root, p.tasks);
+    for (const p of warm) await jobRepository.createJob(p.root, p.tasks);
     const plans = Array.from({ length: jobs }, plan);
-    await measure('createJob (one job + 6 tasks)', jobs, (i) => repo.createJob(plans[i]!.root, plans[i]!.tasks));
+    await measure('createJob (one job + 6 tasks)', jobs, (i) => jobRepository.createJob(plans[i]!.root, plans[i]!.tasks));
 
     const extracts = plans.flatMap((p) => p.tasks.filter((t) => t.role === 'extract').map((t) => t.taskId));
     const half = Math.floor(extracts.length / 2);
@@ -128,7 +129,7 @@ export async function measureStatementCosts(dbUrl: string, jobs = 400, poolMode:
 
 export function printStatementCosts(costs: Cost[]): void {
   console.log(
-    '\nCost of each hot-path statement (TaskRepository against the bench database, 16 in flight; CPU per call):\n' +
+    '\nCost of each hot-path statement (the repositories against the bench database, 16 in flight; CPU per call):\n' +
       table(
         ['call', 'calls', 'calls/s', 'node CPU µs', 'postgres CPU µs'],
         costs.map((c) => [c.name, fixed(c.calls), fixed(c.perSecond), fixed(c.nodeUs), fixed(c.postgresUs)]),

@@ -16,7 +16,7 @@ import {
   settlementFor,
 } from '@switchyard/orchestration';
 import { decideAdmission, loadTenantsConfig, loadWorkflowsDir } from '@switchyard/workflows';
-import { AdmissionRepository, TaskRepository, connectDatabase, type DatabaseHandle, type NewTaskRow } from '@switchyard/state';
+import { AdmissionRepository, JobRepository, TaskLeaseRepository, connectDatabase, type DatabaseHandle, type NewTaskRow } from '@switchyard/state';
 import { cpuSnapshot, cpuSpent } from '../support/cpu';
 import { InstantModelRouter } from '../support/fake-model-router';
 import { Cleanup, QueryCounter, connectRedis, deleteKeys } from '../support/resources';
@@ -60,8 +60,13 @@ async function admitNow(admission: AdmissionRepository, queues: TaskQueues, star
   const admitted = await admission.admit(GLOBAL_RUNNING_LIMIT, (snapshot) =>
     decideAdmission({ ...snapshot, globalLimit: GLOBAL_RUNNING_LIMIT, limitOf: () => GLOBAL_RUNNING_LIMIT }),
   );
-  for (const jobId of admitted) if (!startedByCaller.includes(jobId)) await queues.enqueue(await admission.readyTasksOf(jobId));
-  return admitted;
+  for (const job of admitted) if (!startedByCaller.includes(job.jobId)) await queues.enqueue(job.ready);
+  return admitted.map((job) => job.jobId);
+}
+
+/** AdmissionService.admitIfQueued: the pass at a job's end runs only when a job is queued. */
+async function admitIfQueued(admission: AdmissionRepository, queues: TaskQueues): Promise<string[]> {
+  return (await admission.anyQueued()) ? admitNow(admission, queues) : [];
 }
 
 /** CoalescedPass's rule: one pass at a time, and one more after it when asked meanwhile. */
@@ -143,15 +148,15 @@ async function timedJobs(request: RoundRequest, p: Process, label: string, jobs:
   const s = request.settings;
   const prefix = `${request.prefix}:sy-${label}`;
   const tenant = `bench-${label}`;
-  const supervisorTasks = new TaskRepository(p.supervisorDb.db, p.supervisorDb.pool);
-  const admission = new AdmissionRepository(p.supervisorDb.db);
+  const supervisorJobs = new JobRepository(p.supervisorDb.db, p.supervisorDb.pool);
+  const admission = new AdmissionRepository(p.supervisorDb.db, p.supervisorDb.pool);
   const producerRedis = connectRedis('sy-bench-supervisor');
   const workerRedis = connectRedis('sy-bench-worker');
   const policy = { maxAttempts: DEFAULTS.TASK_MAX_ATTEMPTS };
   const supervisorQueues = new TaskQueues(producerRedis, prefix, policy);
   const workerQueues = new TaskQueues(workerRedis, prefix, policy);
   const runner = new TaskRunner({
-    tasks: new TaskRepository(p.workerDb.db, p.workerDb.pool),
+    tasks: new TaskLeaseRepository(p.workerDb.db, p.workerDb.pool),
     router: p.router,
     versions: new WorkflowVersions(),
     enqueue: (ready) => workerQueues.enqueue(ready),
@@ -164,7 +169,7 @@ async function timedJobs(request: RoundRequest, p: Process, label: string, jobs:
   const done = countdown(jobs, s.roundTimeoutMs, 'jobs');
   // The end of a job frees a slot: the supervisor's pass on the end notification.
   const admitOnJobEnd = coalesced(
-    () => admitNow(admission, supervisorQueues),
+    () => admitIfQueued(admission, supervisorQueues),
     (error) => done.fail(error instanceof Error ? error : new Error(String(error))),
   );
   const options = { connection: workerRedis, prefix, concurrency: s.switchyardConcurrency };
@@ -204,7 +209,7 @@ async function timedJobs(request: RoundRequest, p: Process, label: string, jobs:
         const { workflow, submission } = parseWorkflowSubmission(submissionBody(s.children, n), workflows);
         const plan = planWorkflowJob(workflow, submission, { tenantId: tenant, newId: randomUUID, trace: injectTraceCarrier() });
         const queued = (row: NewTaskRow): NewTaskRow => (ADMISSION ? { ...row, status: 'queued' } : row);
-        const created = await supervisorTasks.createJob(queued(plan.root), plan.tasks.map(queued));
+        const created = await supervisorJobs.createJob(queued(plan.root), plan.tasks.map(queued));
         if (!created.created) throw new Error('bench job was not created');
         // Not admitted now (the fleet at its limit): a pass at a job's end starts it.
         if (!ADMISSION || (await admitNow(admission, supervisorQueues, [plan.jobId])).includes(plan.jobId)) await supervisorQueues.enqueue(plan.ready);

@@ -109,7 +109,7 @@ export class QueryCounter {
   }
 }
 
-/** Names the statements of TaskRepository, AdmissionRepository (and the bench's own) by their SQL shape. */
+/** Names the statements of the state repositories (and the bench's own) by their SQL shape. */
 export function queryKind(sql: string): string {
   const s = sql.replace(/\s+/g, ' ').trim().toLowerCase();
   if (s === 'begin' || s.startsWith('begin ')) return 'begin';
@@ -127,15 +127,6 @@ export function queryKind(sql: string): string {
   if (s.startsWith('update "agent_task_state" set "status" = $1, "lease_owner"')) return 'releaseTask';
   if (s.includes('"agent_task_state"."role" =')) return 'findTasksOfRole';
   if (s.startsWith('select "status" from "agent_task_state"')) return 'claim miss (status read)';
-  // Admission (AdmissionRepository.admit, one transaction under the advisory lock, and readyTasksOf).
-  if (s.startsWith('select pg_advisory_xact_lock')) return 'admission: lock';
-  if (s.startsWith('select tenant_id, count(*)')) return 'admission: running per tenant';
-  if (s.startsWith('select job_id, tenant_id from (')) return 'admission: queued heads';
-  if (s.startsWith("update agent_task_state set status = 'pending'")) return 'admission: admit';
-  if (s.startsWith('select task_id, job_id, tenant_id, role, trace_context')) return 'admission: readyTasksOf';
-  // The runtime's reads of a task run (TaskRunner: the job's size for its retry budget, its input).
-  if (s.startsWith('select "job_id", count(*)')) return 'summarizeJobs (job size)';
-  if (s.includes(`-> 'input'`)) return 'findJobInput';
   if (s.startsWith('select "workflow_definition"')) return 'findWorkflowDefinition';
   return s.slice(0, 48);
 }

@@ -1,7 +1,7 @@
 import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '@switchyard/config';
 import { createLogger, type Logger } from '@switchyard/observability';
-import { TaskRepository, connectDatabase, type DatabaseHandle } from '@switchyard/state';
+import { JobRepository, TaskLeaseRepository, connectDatabase, type DatabaseHandle } from '@switchyard/state';
 import { logConnectionErrors } from './connection-errors';
 import { connectRedis, type RedisConnection } from './redis';
 import { TenantsConfigStore } from './tenants-config';
@@ -38,10 +38,11 @@ export class CoreModule implements OnApplicationShutdown {
             return redis;
           },
         },
-        { provide: TaskRepository, useFactory: (db: DatabaseHandle) => new TaskRepository(db.db, db.pool), inject: [DATABASE] },
+        { provide: JobRepository, useFactory: (db: DatabaseHandle) => new JobRepository(db.db, db.pool), inject: [DATABASE] },
+        { provide: TaskLeaseRepository, useFactory: (db: DatabaseHandle) => new TaskLeaseRepository(db.db, db.pool), inject: [DATABASE] },
         TenantsConfigStore,
       ],
-      exports: [APP_CONFIG, LOGGER, DATABASE, REDIS, TaskRepository, TenantsConfigStore],
+      exports: [APP_CONFIG, LOGGER, DATABASE, REDIS, JobRepository, TaskLeaseRepository, TenantsConfigStore],
     };
   }
 

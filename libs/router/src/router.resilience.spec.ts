@@ -2,7 +2,7 @@ import { APIError } from 'openai';
 import { RequestMetaSchema, type RequestMetaInput } from '@switchyard/contracts';
 import { Writable } from 'node:stream';
 import { MetricsRegistry, createLogger, parsePrometheusText, sampleValue, type Logger } from '@switchyard/observability';
-import { InMemoryRetryBudgetStore } from './budget/retry-budget';
+import { InMemoryRetryBudgetStore, type RetryBudgetStore } from './budget/retry-budget';
 import { RetryBudgetSpentError } from './budget/retry-budget-spent.error';
 import { ContextWindowExceededError } from './calls/context-window.error';
 import { RouterCallError } from './calls/router-call.error';
@@ -39,7 +39,13 @@ const TARGETS = `
     - {name: local_b, type: local, endpoint: "http://127.0.0.1:2/v1", model: b, max_concurrency: 4, context_window: 1000, cost_per_1k_tokens: {input: 0.0004, output: 0.0004}, first_token_timeout_ms: 100}
     - {name: cloud, type: cloud, endpoint: "http://127.0.0.1:3/v1", model: c, max_concurrency: 50, context_window: 128000, cost_per_1k_tokens: {input: 0.002, output: 0.008}}`;
 
-function setup(behaviours: Record<string, Behaviour>, extra = '', logger: Logger = createLogger('resilience-spec', 'silent'), observers: CallObserver[] = []) {
+function setup(
+  behaviours: Record<string, Behaviour>,
+  extra = '',
+  logger: Logger = createLogger('resilience-spec', 'silent'),
+  observers: CallObserver[] = [],
+  retryBudget: (clock: FakeClock) => RetryBudgetStore = (clock) => new InMemoryRetryBudgetStore(clock),
+) {
   const clock = new FakeClock();
   const calls: string[] = [];
   const events: AttemptEvent[] = [];
@@ -67,7 +73,7 @@ router:
       sleeps.push(ms);
       return Promise.resolve();
     },
-    retryBudget: new InMemoryRetryBudgetStore(clock),
+    retryBudget: retryBudget(clock),
     observers: [{ onAttempt: (event) => events.push(event) }, ...observers],
     providerFactory: (target) =>
       ({
@@ -221,6 +227,31 @@ describe('Router resilience', () => {
     };
     expect(await run(undefined)).toEqual({ calls: 4, limit: 4 });
     expect(await run(20)).toEqual({ calls: 14, limit: 4 + 10 });
+  });
+
+  it('reads the job budget only once an attempt did not simply succeed (no shared-store round trip for a call answered at once)', async () => {
+    let failing = false;
+    const flaky: Behaviour = (call) => (failing ? status(500)(call) : ok()(call));
+    const reads: string[] = [];
+    const { router, calls } = setup({ local_a: flaky, local_b: flaky, cloud: flaky }, '', undefined, [], (clock) => {
+      const store = new InMemoryRetryBudgetStore(clock);
+      return {
+        spent: (scope) => {
+          reads.push(scope);
+          return store.spent(scope);
+        },
+        spend: (scope) => store.spend(scope),
+      };
+    });
+    const context = { jobId: 'job-reads', tenantId: 't' };
+    for (let i = 0; i < 3; i++) await router.chat({ meta: meta(), messages, context });
+    expect(reads).toEqual([]);
+    failing = true;
+    await expect(router.chat({ meta: meta(), messages, context })).rejects.toThrow();
+    // After each failed attempt: whether this call is a trial (once), and whether the budget allows the next attempt.
+    expect(calls).toHaveLength(6);
+    expect(reads.length).toBeGreaterThan(0);
+    expect(reads.every((scope) => scope === 'job-reads')).toBe(true);
   });
 
   it('a trial attempt that succeeds answers the call, though the budget stays spent', async () => {

@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { RequestMetaSchema, type RequestMetaInput } from '@switchyard/contracts';
 import { createLogger } from '@switchyard/observability';
+import { estimateTokens } from './calls/estimate-tokens';
 import { CallAbortedError, RouterCallError } from './calls/router-call.error';
 import { parseRouterConfig } from './config/router-config.loader';
 import { NoEligibleTargetError } from './routing/no-eligible-target.error';
@@ -252,6 +253,27 @@ describe('Router.chat', () => {
     ]);
   });
 
+  it('reads the upstream’s x-ratelimit headers: a target that says no requests are left is skipped until its reset', async () => {
+    const limited = (res: ServerResponse, body: Record<string, unknown>) => {
+      res.setHeader('x-ratelimit-remaining-requests', '0');
+      res.setHeader('x-ratelimit-reset-requests', '6m0s');
+      res.setHeader('x-ratelimit-remaining-tokens', '149000');
+      res.setHeader('x-ratelimit-reset-tokens', '20ms');
+      answer('from first')(res, body);
+    };
+    const first = await fakeUpstream(limited);
+    const second = await fakeUpstream(answer('from second'));
+    const router = routerFor([
+      { name: 'first', port: first.port },
+      { name: 'second', port: second.port },
+    ]);
+
+    expect((await router.chat({ meta: meta(), messages })).target).toBe('first');
+    expect((await router.chat({ meta: meta(), messages })).target).toBe('second');
+    expect(first.received).toHaveLength(1);
+    expect(router.explain(meta()).candidates).toEqual(expect.arrayContaining([expect.objectContaining({ target: 'first', eligible: false, reason: 'rpm_quota' })]));
+  });
+
   it('does not fail over on a 400', async () => {
     const first = await fakeUpstream(fail(400));
     const second = await fakeUpstream(answer('never'));
@@ -499,6 +521,35 @@ describe('Router.chat', () => {
     const result = await router.chat({ meta: meta(), messages: [{ role: 'user', content: words }] });
     expect(result.target).toBe('big');
     expect(small.received).toHaveLength(0);
+  });
+
+  it('counts the input exactly when its byte size passes a context limit, and routes on that count', async () => {
+    const small = await fakeUpstream(answer('small'));
+    const big = await fakeUpstream(answer('big'));
+    const router = routerFor([
+      { name: 'small', port: small.port, contextWindow: 1000 },
+      { name: 'big', port: big.port },
+    ]);
+    // 1,500 bytes (past small's 800-token limit as a bound) but about 300 tokens: small still takes it.
+    const text = 'the warranty '.repeat(115);
+    const result = await router.chat({ meta: meta(), messages: [{ role: 'user', content: text }] });
+    expect(result.target).toBe('small');
+  });
+
+  it('approximates a long input without tokenizing when no limit depends on it: bytes ÷ 4, the estimate an answer without usage is charged', async () => {
+    const upstream = await fakeUpstream(completion('{"ok": true}', null));
+    const router = routerFor([{ name: 'only', port: upstream.port }]);
+    const text = 'Ünïcode prose of a user, 二十个字符 and a few more words here. '.repeat(30);
+    const result = await router.chat({ meta: meta(), messages: [{ role: 'user', content: text }] });
+    expect(result.usage).toMatchObject({ inputTokens: Math.ceil(Buffer.byteLength(text) / 4) + 4, estimated: true });
+  });
+
+  it('counts the input exactly when a target charges tokens to a tpm quota', async () => {
+    const upstream = await fakeUpstream(completion('{"ok": true}', null));
+    const router = routerFor([{ name: 'only', port: upstream.port, extra: '\n      tpm: 1000000' }]);
+    const text = 'Ünïcode prose of a user, 二十个字符 and a few more words here. '.repeat(30);
+    const result = await router.chat({ meta: meta(), messages: [{ role: 'user', content: text }] });
+    expect(result.usage).toMatchObject({ inputTokens: estimateTokens([{ content: text }]), estimated: true });
   });
 
   it('stops at once when the caller aborts', async () => {

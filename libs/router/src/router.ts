@@ -6,8 +6,11 @@ import { backoffDelayMs } from './backoff/backoff';
 import { CallRetryBudget, InMemoryRetryBudgetStore, retryBudgetLimit, type RetryBudgetStore } from './budget/retry-budget';
 import { RetryBudgetSpentError } from './budget/retry-budget-spent.error';
 import { AttemptExecutor } from './calls/attempt-executor';
+import { Coalescer, coalescingKey } from './calls/coalescer';
+import { realTimer, type ScheduleTimer } from './calls/hedge-race';
+import { runHedgedAttempt } from './calls/hedged-attempt';
 import type { AttemptOutcome, CallContext, ChatCallRequest, ChatCallResult } from './calls/chat-call';
-import { estimateTokens } from './calls/estimate-tokens';
+import { estimateInputTokens, type TokenLimits } from './calls/estimate-tokens';
 import { CallAbortedError, RouterCallError, type AttemptRecord } from './calls/router-call.error';
 import type { UpstreamError } from './calls/upstream-error';
 import { systemClock, type Clock } from './clock';
@@ -18,6 +21,7 @@ import { FleetFullMarks, fleetSlotMayFree } from './fleet/fleet-full-filter';
 import { FleetHealthBoard, type PeerHealthReport, type TargetHealthReport } from './fleet/fleet-health';
 import type { TargetLimiter } from './fleet/target-limiter';
 import type { FailureClass } from './health/health-settings';
+import { httpKnownGoodProbe, NetworkSelfCheck, type KnownGoodProbe, type NetworkStatus } from './health/network-self-check';
 import type { CallObserver } from './observe/call-observer';
 import { logDecision } from './observe/decision-log';
 import type { SecretResolver } from './providers/api-key';
@@ -28,7 +32,7 @@ import type { CandidateFilter } from './routing/candidate-filter';
 import type { DecideOptions } from './routing/decide';
 import { NoEligibleTargetError } from './routing/no-eligible-target.error';
 import { RouteSelector } from './routing/route-selector';
-import type { RoutingDecision } from './routing/routing-decision';
+import { ANY_ELIGIBLE_RULE, FORCED_PRIMARY_RULE, type RoutingDecision } from './routing/routing-decision';
 import { TargetStateRegistry } from './state/target-state';
 import type { CanaryCaseResult } from './canary/canary-verdict';
 import type { WeightChangeEntry } from './weights/weight-book';
@@ -62,7 +66,14 @@ export interface RouterOptions {
   random?: () => number;
   /** Waits between attempts (backoff); resolves early when `signal` aborts. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Starts hedged attempts (`hedge_after_ms`) and network re-checks; setTimeout unless given. */
+  timer?: ScheduleTimer;
+  /** Checks `network_check.known_good_url` ("is it me or them"); an HTTP GET unless given. */
+  knownGoodProbe?: KnownGoodProbe;
 }
+
+/** What a shared (coalesced) attempt hands every caller: the outcome, or the fleet slot it could not get. */
+type SharedAttempt = { outcome: AttemptOutcome } | { refused: { reason: 'concurrency' | 'rpm' | 'tpm'; retryAfterMs: number } };
 
 const sleepWithSignal = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
@@ -99,17 +110,32 @@ export class Router implements RouterAdmin {
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private readonly budgetStore: RetryBudgetStore;
   private readonly logger: Logger;
+  private readonly timer: ScheduleTimer;
+  private readonly coalescer = new Coalescer<SharedAttempt>();
+  private readonly selfCheck: NetworkSelfCheck;
+  /** Rules with `hedge_after_ms`, by name; empty when no rule hedges (the common case costs one size check). */
+  private hedgeByRule = new Map<string, number>();
 
   constructor(options: RouterOptions) {
     this.logger = options.logger;
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? sleepWithSignal;
+    this.timer = options.timer ?? realTimer;
+    this.hedgeByRule = hedgeSettings(options.config.config);
     this.budgetStore = options.retryBudget ?? new InMemoryRetryBudgetStore(this.clock);
     this.contextFilters = options.contextFilters;
     this.fleetFull = new FleetFullMarks(this.clock);
     this.fleetHealth = new FleetHealthBoard(this.clock);
     this.states = new TargetStateRegistry(options.config.config, (target, state) => this.admin.breakerChanged(target, state));
+    this.selfCheck = new NetworkSelfCheck({
+      config: () => this.selector.config.config,
+      states: this.states,
+      logger: options.logger,
+      clock: this.clock,
+      timer: this.timer,
+      probe: options.knownGoodProbe ?? httpKnownGoodProbe,
+    });
     this.selector = new RouteSelector({
       config: options.config,
       states: this.states,
@@ -129,8 +155,9 @@ export class Router implements RouterAdmin {
       limiter: options.limiter,
       logger: options.logger,
       clock: this.clock,
+      selfCheck: this.selfCheck,
     });
-    this.admin = new RouterAdminView(this.selector, this.states, options.logger, this.clock);
+    this.admin = new RouterAdminView(this.selector, this.states, options.logger, this.clock, this.selfCheck);
   }
 
   get config(): CompiledRouterConfig {
@@ -145,11 +172,23 @@ export class Router implements RouterAdmin {
   reload(config: CompiledRouterConfig): void {
     this.states.reload(config.config);
     this.selector.reload(config);
+    this.hedgeByRule = hedgeSettings(config.config);
+  }
+
+  /** Upstream attempts started for coalescable calls, and calls that shared one already in flight (this process). */
+  coalescingStats(): { leaders: number; followers: number } {
+    return { leaders: this.coalescer.leaders, followers: this.coalescer.followers };
   }
 
   /** Closes the upstream connection pools (calls in flight finish first) and hands back fleet slots. */
   close(): Promise<void> {
+    this.selfCheck.stop();
     return this.executor.close();
+  }
+
+  /** "Is it me or them": whether this process's own network looks down (for the admin banner and the metrics). */
+  networkStatus(): NetworkStatus {
+    return this.selfCheck.status();
   }
 
   /** The decision this router would make now; `options.filters` run after the router's own. */
@@ -168,7 +207,9 @@ export class Router implements RouterAdmin {
   async chat(request: ChatCallRequest): Promise<ChatCallResult> {
     const started = performance.now();
     const meta: RequestMeta =
-      request.meta.estimated_input_tokens === undefined ? { ...request.meta, estimated_input_tokens: estimateTokens(request.messages) } : request.meta;
+      request.meta.estimated_input_tokens === undefined
+        ? { ...request.meta, estimated_input_tokens: estimateInputTokens(request.messages, this.tokenLimits()) }
+        : request.meta;
     this.selector.assertContextFits(meta);
     const config = this.selector.config.config;
     // One deadline for the whole chain: meta.timeout_ms; each attempt is also bounded by its target's timeouts.
@@ -178,12 +219,13 @@ export class Router implements RouterAdmin {
     const stickyKey = request.context?.stickyKey ?? jobId;
     const budget = new CallRetryBudget(this.budgetStore, retryBudgetLimit(config, request.context?.jobTaskCount), jobId);
     // A spent budget does not fail the work: one trial attempt, outside the budget, tells whether a target answers again.
-    const trial = await budget.exhausted();
+    // The budget is read once the first attempt did not simply succeed: a call answered at once never needs it.
+    let trial: boolean | undefined;
     const excluded = new Set(request.excludeTargets ?? []);
     const attempts: AttemptRecord[] = [];
-    const maxAttempts = trial ? 1 : config.max_attempts_per_call;
+    const maxAttempts = () => (trial ? 1 : config.max_attempts_per_call);
     let lastError: UpstreamError | undefined;
-    let stopReason = `${maxAttempts} attempts allowed per call`;
+    let stopReason: string | undefined;
     let budgetSpent = false;
     let rateLimitedRetries = 0;
     let slotWaitEnd: number | undefined;
@@ -204,7 +246,7 @@ export class Router implements RouterAdmin {
         ? request
         : { ...request, onChoiceDelta: (delta, target) => onChoiceDelta(delta, target, restrictions.size > 0 ? [...restrictions].sort() : undefined) };
 
-    while (attempts.length < maxAttempts) {
+    while (attempts.length < maxAttempts()) {
       if (request.signal?.aborted) throw new CallAbortedError(attempts, { cause: request.signal.reason });
       const remainingMs = deadlineEnd - performance.now();
       if (remainingMs < 1) {
@@ -236,31 +278,79 @@ export class Router implements RouterAdmin {
         throw error;
       }
 
-      const slot = await this.executor.acquireSlot(decision.target, meta, request);
-      if (slot !== undefined && !slot.granted) {
-        const limits = config.fleet_limits;
-        this.fleetFull.mark(decision.target.name, slot.reason, slot.reason === 'concurrency' ? limits.slot_poll_ms : Math.min(slot.retryAfterMs, 1_000));
-        continue;
-      }
       const attempt = attempts.length + 1;
-      logDecision(this.logger, decision, meta, attempt, lastError);
       let outcome: AttemptOutcome;
-      try {
-        outcome = await this.executor.run(decision, meta, attemptRequest, remainingMs, attempt);
-      } finally {
-        slot?.slot.release();
+      const coalesceKey = config.coalescing.enabled ? coalescingKey(request) : undefined;
+      if (coalesceKey !== undefined) {
+        const chosen = decision;
+        let shared: { value: SharedAttempt; shared: boolean };
+        try {
+          shared = await this.coalescer.run(`${chosen.target.name}:${coalesceKey}`, request.signal, (signal) =>
+            this.soleAttempt(chosen, meta, { ...attemptRequest, signal }, remainingMs, attempt, lastError),
+          );
+        } catch (error) {
+          if (request.signal?.aborted) throw new CallAbortedError(attempts, { cause: request.signal.reason });
+          throw error;
+        }
+        if ('refused' in shared.value) {
+          this.markFleetFull(chosen.target.name, shared.value.refused);
+          continue;
+        }
+        outcome = shared.value.outcome;
+        attempts.push(shared.shared ? { ...outcome.record, coalesced: true } : outcome.record);
+      } else {
+        const slot = await this.executor.acquireSlot(decision.target, meta, request);
+        if (slot !== undefined && !slot.granted) {
+          this.markFleetFull(decision.target.name, slot);
+          continue;
+        }
+        logDecision(this.logger, decision, meta, attempt, lastError);
+        const hedgeAfterMs = this.hedgeByRule.size === 0 || trial || attempt >= maxAttempts() ? undefined : this.hedgeAfterMs(decision);
+        if (hedgeAfterMs === undefined) {
+          try {
+            outcome = await this.executor.run(decision, meta, attemptRequest, remainingMs, attempt);
+          } finally {
+            slot?.slot.release();
+          }
+          attempts.push(outcome.record);
+          this.executor.notify(decision, meta, request, outcome, attempt);
+        } else {
+          const primary = decision;
+          const hedged = await runHedgedAttempt(this.executor, this.timer, this.logger, {
+            decision: primary,
+            releasePrimarySlot: () => slot?.slot.release(),
+            hedgeAfterMs,
+            meta,
+            request: attemptRequest,
+            remainingMs,
+            attempt,
+            pickHedge: () => this.pickHedge(meta, request, primary, excluded, callFilters, budget),
+          });
+          for (const leg of hedged.legs) {
+            attempts.push(leg.outcome.record);
+            this.executor.notify(leg.decision, meta, request, leg.outcome, leg.attempt);
+            excluded.add(leg.decision.target.name);
+            // The hedge is one more upstream attempt of the job: it counts against the budget like a retry.
+            if (leg.attempt !== attempt && !trial) await this.spendBudget(budget, request.context);
+          }
+          decision = hedged.decision;
+          outcome = hedged.outcome;
+        }
       }
-      attempts.push(outcome.record);
-      this.executor.notify(decision, meta, request, outcome, attempt);
-      if (outcome.ok && outcome.badOutput && request.responseFormat?.type === 'json_schema' && !trial) {
+      // Structured output that fails its schema may be retried elsewhere; any other answer is the call's.
+      const schemaMiss = outcome.ok && outcome.badOutput && request.responseFormat?.type === 'json_schema';
+      if (outcome.ok && !schemaMiss) return this.answer(outcome, decision, meta, attempts, started, restrictions);
+      if (!outcome.ok && 'aborted' in outcome) throw new CallAbortedError(attempts, { cause: outcome.aborted });
+      trial ??= await budget.exhausted();
+      if (outcome.ok) {
+        // A trial's answer is the call's as it is.
+        if (trial) return this.answer(outcome, decision, meta, attempts, started, restrictions);
         // Structured output that fails its schema is this target's failure: the next target may do better.
         lastBadOutput = { outcome, decision };
         await this.spendBudget(budget, request.context);
         excluded.add(decision.target.name);
         continue;
       }
-      if (outcome.ok) return this.executor.result(outcome.result, outcome.record, decision, meta, attempts, started, restrictions);
-      if ('aborted' in outcome) throw new CallAbortedError(attempts, { cause: outcome.aborted });
       lastError = outcome.error;
       // A model still loading is not a failure (SPEC §3.8): the call moves on without spending the budget.
       if (!outcome.coldStart && !trial) await this.spendBudget(budget, request.context);
@@ -291,10 +381,90 @@ export class Router implements RouterAdmin {
     }
     const errorClass = lastError?.errorClass ?? 'timeout';
     if (budgetSpent) {
-      this.logger.info({ job_id: jobId, limit: budget.limit, error_class: errorClass, attempts: attempts.length, trial }, 'retry budget of the job spent: the call stops and its task waits for a target to recover');
-      throw new RetryBudgetSpentError(attempts, errorClass, budget.limit, jobId, { cause: lastError, trial });
+      this.logger.info({ job_id: jobId, limit: budget.limit, error_class: errorClass, attempts: attempts.length, trial: trial === true }, 'retry budget of the job spent: the call stops and its task waits for a target to recover');
+      throw new RetryBudgetSpentError(attempts, errorClass, budget.limit, jobId, { cause: lastError, trial: trial === true });
     }
-    throw new RouterCallError(attempts, errorClass, { cause: lastError, reason: stopReason });
+    throw new RouterCallError(attempts, errorClass, { cause: lastError, reason: stopReason ?? `${maxAttempts()} attempts allowed per call` });
+  }
+
+  /** The call's answer; a caller that shared another's upstream call paid nothing for it: that call's ledger entry carries the cost. */
+  private answer(
+    outcome: Extract<AttemptOutcome, { ok: true }>,
+    decision: RoutingDecision,
+    meta: RequestMeta,
+    attempts: AttemptRecord[],
+    started: number,
+    restrictions: ReadonlySet<string>,
+  ): ChatCallResult {
+    const result = this.executor.result(outcome.result, outcome.record, decision, meta, attempts, started, restrictions);
+    return attempts[attempts.length - 1]!.coalesced ? { ...result, costUsd: 0, coalesced: true } : result;
+  }
+
+  /** What the input-token figure of a call must settle under the current config (see `estimateInputTokens`). */
+  private tokenLimits(): TokenLimits {
+    const { targets, config } = this.selector.config;
+    let tightestContextTokens = Number.POSITIVE_INFINITY;
+    let tokenQuota = false;
+    for (const target of targets) {
+      tightestContextTokens = Math.min(tightestContextTokens, target.context_window * config.context_max_share);
+      if (target.tpm !== undefined) tokenQuota = true;
+    }
+    return { tightestContextTokens, tokenQuota };
+  }
+
+  /** One attempt on the chosen target with its own fleet slot: the unit coalesced calls share. */
+  private async soleAttempt(
+    decision: RoutingDecision,
+    meta: RequestMeta,
+    request: ChatCallRequest,
+    remainingMs: number,
+    attempt: number,
+    lastError: UpstreamError | undefined,
+  ): Promise<SharedAttempt> {
+    const slot = await this.executor.acquireSlot(decision.target, meta, request);
+    if (slot !== undefined && !slot.granted) return { refused: { reason: slot.reason, retryAfterMs: slot.retryAfterMs } };
+    logDecision(this.logger, decision, meta, attempt, lastError);
+    let outcome: AttemptOutcome;
+    try {
+      outcome = await this.executor.run(decision, meta, request, remainingMs, attempt);
+    } finally {
+      slot?.slot.release();
+    }
+    this.executor.notify(decision, meta, request, outcome, attempt);
+    return { outcome };
+  }
+
+  private markFleetFull(target: string, refused: { reason: 'concurrency' | 'rpm' | 'tpm'; retryAfterMs: number }): void {
+    const limits = this.selector.config.config.fleet_limits;
+    this.fleetFull.mark(target, refused.reason, refused.reason === 'concurrency' ? limits.slot_poll_ms : Math.min(refused.retryAfterMs, 1_000));
+  }
+
+  /** The rule whose `hedge_after_ms` applies: the deciding rule, or the first matching one when the policy step or a forced primary decided. */
+  private hedgeAfterMs(decision: RoutingDecision): number | undefined {
+    const rule = decision.rule === ANY_ELIGIBLE_RULE || decision.rule === FORCED_PRIMARY_RULE ? decision.matchedRules[0] : decision.rule;
+    return rule === undefined ? undefined : this.hedgeByRule.get(rule);
+  }
+
+  /** The hedge's target: the next eligible candidate (the sensitivity rule holds as for any attempt), with its fleet slot. */
+  private async pickHedge(
+    meta: RequestMeta,
+    request: ChatCallRequest,
+    primary: RoutingDecision,
+    excluded: ReadonlySet<string>,
+    filters: readonly CandidateFilter[],
+    budget: CallRetryBudget,
+  ): Promise<{ decision: RoutingDecision; release: () => void } | undefined> {
+    if (await budget.exhausted()) return undefined;
+    let decision: RoutingDecision;
+    try {
+      decision = this.decide(meta, { excludeTargets: new Set([...excluded, primary.target.name]), filters });
+    } catch (error) {
+      if (error instanceof NoEligibleTargetError) return undefined;
+      throw error;
+    }
+    const slot = await this.executor.acquireSlot(decision.target, meta, request);
+    if (slot !== undefined && !slot.granted) return undefined;
+    return { decision, release: () => slot?.slot.release() };
   }
 
   /** Counts a failed attempt against the job's budget; the one that uses it up is logged and told to the observers. */
@@ -414,4 +584,10 @@ export class Router implements RouterAdmin {
   forcePrimary(target: string | null): void {
     this.admin.forcePrimary(target);
   }
+}
+
+function hedgeSettings(config: RouterConfig): Map<string, number> {
+  const byRule = new Map<string, number>();
+  for (const rule of config.routes) if (rule.hedge_after_ms !== undefined) byRule.set(rule.name, rule.hedge_after_ms);
+  return byRule;
 }

@@ -114,7 +114,7 @@ describe('migrateDatabase', () => {
     expect(jobs).toMatch(/\(tenant_id, created_at DESC NULLS LAST, task_id DESC NULLS LAST\)/);
     expect(jobs).toMatch(/WHERE \(parent_task_id IS NULL\)/);
 
-    // The job lists across tenants and by status (migration 0009): root rows, in the lists' order.
+    // The job lists across tenants and by status (migration 0008): root rows, in the lists' order.
     for (const [name, columns] of [
       ['agent_task_state_tenant_status_jobs_idx', 'tenant_id, status, created_at DESC NULLS LAST, task_id DESC NULLS LAST'],
       ['agent_task_state_jobs_idx', 'created_at DESC NULLS LAST, task_id DESC NULLS LAST'],

@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
-import { AdminJobRepository, TaskRepository } from '@switchyard/state';
+import { AdminJobRepository } from '@switchyard/state';
 import { AdminTokenGuard } from '../auth/admin-token.guard';
 import { ApiError } from '../http/api-error';
 import { encodeCursor } from '../jobs/job-list.query';
@@ -11,10 +11,7 @@ import { parseAdminJobListQuery } from './admin-jobs.query';
 @Controller('admin/jobs')
 @UseGuards(AdminTokenGuard)
 export class AdminJobsController {
-  constructor(
-    private readonly jobs: AdminJobRepository,
-    private readonly tasks: TaskRepository,
-  ) {}
+  constructor(private readonly jobs: AdminJobRepository) {}
 
   @Get()
   async list(@Query() query: unknown) {
@@ -27,7 +24,7 @@ export class AdminJobsController {
       ...(q.cursor ? { cursor: q.cursor } : {}),
     });
     const page = roots.slice(0, q.limit);
-    const summaries = await this.tasks.summarizeJobs(page.map((r) => r.taskId));
+    const summaries = await this.jobs.summarizeJobs(page.map((r) => r.taskId));
     const last = page.at(-1);
     return {
       jobs: page.map((root) => presentAdminJobListItem(root, summaries.get(root.taskId) ?? { total: 0, completed: 0, costUsd: 0 })),

@@ -44,10 +44,15 @@ export class AdminTargetsController {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  /** This supervisor's view of each target, plus `fleet`: every process's view and an aggregate. */
+  /**
+   * This supervisor's view of each target, plus `fleet`: every process's view and an aggregate;
+   * `network` and `banner`: whether this process found its own network down ("is it me or them").
+   */
   @Get('targets')
   async targets() {
     const local = this.router.snapshot();
+    const network = this.router.networkStatus();
+    const alert = { network, banner: network.banner };
     try {
       const fleet = await within(2_000, this.runtime.fleet(), 'fleet view');
       const processes = new Map<string, { processId: string; role: string; ageMs: number }>();
@@ -58,6 +63,7 @@ export class AdminTargetsController {
         read_only: this.router.readOnly,
         targets: local.map((target) => ({ ...target, fleet: fleet.get(target.name) ?? null })),
         fleet: { self: this.runtime.identity.processId, processes: [...processes.values()] },
+        ...alert,
       };
     } catch (error) {
       this.logger.warn({ err: String(error) }, 'admin: fleet view unavailable; answering with this process only');
@@ -66,6 +72,7 @@ export class AdminTargetsController {
         targets: local.map((target) => ({ ...target, fleet: null })),
         fleet: null,
         fleetError: 'the fleet view is unavailable (Redis did not answer)',
+        ...alert,
       };
     }
   }

@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import { loadConfig } from '@switchyard/config';
 import { createLogger } from '@switchyard/observability';
 import { TenantsConfigStore } from '@switchyard/platform';
-import { AdmissionRepository, TaskRepository, connectDatabase, type DatabaseHandle, type NewTaskRow } from '@switchyard/state';
+import { AdmissionRepository, JobRepository, connectDatabase, type DatabaseHandle, type NewTaskRow } from '@switchyard/state';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
 import type { JobNotifications } from '../notifications/job-notifications';
 import { AdmissionService } from './admission.service';
@@ -44,7 +44,7 @@ function tenantsFile(yaml: string): string {
 /** An admission service on its own pool, as one supervisor has. */
 function supervisor(handle: DatabaseHandle, tenantsPath: string, started: string[]): AdmissionService {
   const config = loadConfig({ TENANTS_CONFIG: tenantsPath });
-  const starter: JobStarter = { start: async (jobId) => void started.push(jobId) };
+  const starter: JobStarter = { start: async ({ jobId }) => void started.push(jobId) };
   const notifications = { on: () => () => undefined } as unknown as JobNotifications;
   return new AdmissionService(new AdmissionRepository(handle.db), new TenantsConfigStore(config, logger), notifications, starter, config, logger);
 }
@@ -54,7 +54,7 @@ async function submitQueued(tenantId: string, createdAt: Date): Promise<string> 
   const base = { jobId, tenantId, jobType: 'doc_review', status: 'queued' as const, createdAt };
   const root: NewTaskRow = { ...base, taskId: jobId, parentTaskId: null, agentId: 'supervisor', role: 'job', inputSummary: {}, totalSteps: 2 };
   const task: NewTaskRow = { ...base, taskId: randomUUID(), parentTaskId: jobId, agentId: 'extract-1', role: 'extract', inputSummary: {}, totalSteps: 2 };
-  await new TaskRepository(database.db).createJob(root, [task]);
+  await new JobRepository(database.db).createJob(root, [task]);
   return jobId;
 }
 
@@ -141,11 +141,53 @@ describe('admission across two supervisors (real Postgres)', () => {
     const admission = supervisor(database, path, started);
     expect(await admission.admitNow()).toEqual([running]);
 
-    expect(await new TaskRepository(database.db).cancelJob(tenant, waiting)).toEqual({ status: 'cancelled', cancelled: true });
+    expect(await new JobRepository(database.db).cancelJob(tenant, waiting)).toEqual({ status: 'cancelled', cancelled: true });
     const statuses = await database.db.execute<{ status: string }>(sql`select status from agent_task_state where job_id = ${waiting}`);
     expect(statuses.rows.map((r) => r.status)).toEqual(['cancelled', 'cancelled']);
     await finish(running);
     expect(await admission.admitNow()).toEqual([]);
     expect(started).toEqual([running]);
+  });
+
+  it('returns with each admitted job the tasks that may start now: none that waits for another task of the job', async () => {
+    const tenant = `r-${randomUUID().slice(0, 8)}`;
+    const jobId = randomUUID();
+    const [first, second, after] = [randomUUID(), randomUUID(), randomUUID()];
+    const base = { jobId, tenantId: tenant, jobType: 'doc_review', status: 'queued' as const, inputSummary: {}, totalSteps: 2, traceContext: { traceparent: 'tp' } };
+    const task = (taskId: string, ordinal: number, dependsOn: string[] = []): NewTaskRow => ({ ...base, taskId, parentTaskId: jobId, agentId: `a-${ordinal}`, role: 'extract', ordinal, dependsOn });
+    const root: NewTaskRow = { ...base, taskId: jobId, parentTaskId: null, agentId: 'supervisor', role: 'job' };
+    await new JobRepository(database.db).createJob(root, [task(second, 1), task(first, 0), task(after, 2, [first, second])]);
+
+    const admitted = await new AdmissionRepository(database.db).admit(10, (snapshot) => snapshot.queued.filter((job) => job.jobId === jobId).map((job) => job.jobId));
+    expect(admitted).toEqual([
+      {
+        jobId,
+        ready: [first, second].map((taskId) => ({ taskId, jobId, tenantId: tenant, role: 'extract', traceContext: { traceparent: 'tp' } })),
+      },
+    ]);
+    const statuses = await database.db.execute<{ status: string }>(sql`select distinct status from agent_task_state where job_id = ${jobId}`);
+    expect(statuses.rows).toEqual([{ status: 'pending' }]);
+  });
+
+  it('a pass when no job is queued reads one probe and never waits for the admission lock', async () => {
+    await database.db.execute(sql`update agent_task_state set status = 'cancelled' where status = 'queued'`);
+    const path = tenantsFile(`defaults: {max_running_jobs: 1}\n`);
+    const started: string[] = [];
+    const admission = supervisor(database, path, started);
+    const holder = await second.pool.connect();
+    try {
+      await holder.query('begin');
+      await holder.query(`select pg_advisory_xact_lock(hashtext('switchyard:admission'))`);
+      // Another supervisor's pass holds the lock: the probe answers without it.
+      expect(await admission.admitIfQueued()).toEqual([]);
+      const job = await submitQueued(`q-${randomUUID().slice(0, 8)}`, new Date());
+      const pass = admission.admitIfQueued();
+      await holder.query('commit');
+      expect(await pass).toEqual([job]);
+      expect(started).toEqual([job]);
+    } finally {
+      await holder.query('rollback').catch(() => undefined);
+      holder.release();
+    }
   });
 });

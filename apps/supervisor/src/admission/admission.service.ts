@@ -31,7 +31,7 @@ export class AdmissionService implements OnApplicationBootstrap, OnModuleDestroy
   ) {
     this.log = logger.child({ component: 'admission' });
     this.background = new CoalescedPass(
-      () => this.admitNow(),
+      () => this.admitIfQueued(),
       config.ADMISSION_INTERVAL_MS,
       (error) => this.log.warn({ err: describeError(error) }, 'admission pass failed; retrying next interval'),
     );
@@ -57,15 +57,24 @@ export class AdmissionService implements OnApplicationBootstrap, OnModuleDestroy
     const admitted = await this.repository.admit(globalLimit, (snapshot) =>
       decideAdmission({ ...snapshot, globalLimit, limitOf: (tenant) => this.tenants.limitsOf(tenant).max_running_jobs }),
     );
-    for (const jobId of admitted) {
-      if (startedByCaller.includes(jobId)) continue;
+    for (const job of admitted) {
+      if (startedByCaller.includes(job.jobId)) continue;
       try {
-        await this.starter.start(jobId);
-        this.log.info({ job_id: jobId }, 'queued job admitted');
+        await this.starter.start(job);
+        this.log.info({ job_id: job.jobId }, 'queued job admitted');
       } catch (error) {
-        this.log.warn({ job_id: jobId, err: describeError(error) }, 'admitted job could not be enqueued; the sweeper will enqueue its tasks');
+        this.log.warn({ job_id: job.jobId, err: describeError(error) }, 'admitted job could not be enqueued; the sweeper will enqueue its tasks');
       }
     }
-    return admitted;
+    return admitted.map((job) => job.jobId);
+  }
+
+  /**
+   * The pass at a job's end and on the interval: most of the time no job is queued, and one
+   * unlocked probe then stands in for the locked transaction. A job queued just after the probe
+   * is admitted by its own submission's pass.
+   */
+  async admitIfQueued(): Promise<string[]> {
+    return (await this.repository.anyQueued()) ? this.admitNow() : [];
   }
 }

@@ -1,7 +1,7 @@
 import { loadConfig } from '@switchyard/config';
 import { createLogger } from '@switchyard/observability';
 import { WorkflowCatalog, type QueuedTask, type TaskQueues } from '@switchyard/orchestration';
-import type { AdmissionRepository, TaskRepository, TenantBudgetRepository, WebhookOutboxRepository } from '@switchyard/state';
+import type { AdmissionRepository, JobRepository, TenantBudgetRepository, WebhookOutboxRepository } from '@switchyard/state';
 import type { AdmissionService } from '../admission/admission.service';
 import { JobsService } from './jobs.service';
 
@@ -17,7 +17,7 @@ function setup(options: { admitted: (jobId: string) => string[]; statusAfterPass
       created.push(root, ...rows);
       return { created: true, jobId: root.taskId };
     },
-  } as unknown as TaskRepository;
+  } as unknown as JobRepository;
   let jobId = '';
   const admission = {
     admitNow: async (startedByCaller: string[]) => {

@@ -5,7 +5,7 @@ import { injectTraceCarrier, inSpan, type Logger } from '@switchyard/observabili
 import type { AppConfig } from '@switchyard/config';
 import { TaskQueues, WorkflowCatalog, describeError, parseWorkflowSubmission, planWorkflowJob } from '@switchyard/orchestration';
 import { APP_CONFIG, LOGGER, withDeadline } from '@switchyard/platform';
-import { AdmissionRepository, TaskRepository, TenantBudgetRepository, WebhookOutboxRepository, type NewTaskRow } from '@switchyard/state';
+import { AdmissionRepository, JobRepository, TenantBudgetRepository, WebhookOutboxRepository, type NewTaskRow } from '@switchyard/state';
 import { AdmissionService } from '../admission/admission.service';
 import { ApiError } from '../http/api-error';
 import { SUBMISSION_QUEUES } from '../workflows/workflows.module';
@@ -24,7 +24,7 @@ export function assertJobId(id: string): void {
 @Injectable()
 export class JobsService {
   constructor(
-    private readonly tasks: TaskRepository,
+    private readonly jobs: JobRepository,
     @Inject(WorkflowCatalog) private readonly catalog: WorkflowCatalog,
     private readonly admission: AdmissionService,
     private readonly admissions: AdmissionRepository,
@@ -62,7 +62,7 @@ export class JobsService {
       });
       span.setAttributes({ 'switchyard.job_id': plan.jobId, 'switchyard.tasks': plan.tasks.length });
       const queued = (row: NewTaskRow): NewTaskRow => ({ ...row, status: 'queued' });
-      return { plan, created: await this.tasks.createJob(queued(plan.root), plan.tasks.map(queued)) };
+      return { plan, created: await this.jobs.createJob(queued(plan.root), plan.tasks.map(queued)) };
     });
     if (!created.created) {
       if (created.existing.requestHash !== hash) {
@@ -110,7 +110,7 @@ export class JobsService {
 
   async get(tenantId: string, jobId: string): Promise<JobResponse> {
     assertJobId(jobId);
-    const rows = await this.tasks.findJobTree(tenantId, jobId);
+    const rows = await this.jobs.findJobTree(tenantId, jobId);
     if (rows.length === 0 || rows[0]?.parentTaskId !== null) throw ApiError.notFound(`job ${jobId}`);
     const job = presentJob(rows);
     if (job.status === 'queued') {
@@ -122,13 +122,13 @@ export class JobsService {
   }
 
   async list(tenantId: string, query: JobListQuery): Promise<{ jobs: JobListItem[]; next_cursor: string | null }> {
-    const roots = await this.tasks.listJobs(tenantId, {
+    const roots = await this.jobs.listJobs(tenantId, {
       limit: query.limit + 1,
       ...(query.status ? { status: query.status } : {}),
       ...(query.cursor ? { cursor: query.cursor } : {}),
     });
     const page = roots.slice(0, query.limit);
-    const summaries = await this.tasks.summarizeJobs(page.map((r) => r.taskId));
+    const summaries = await this.jobs.summarizeJobs(tenantId, page.map((r) => r.taskId));
     const last = page.at(-1);
     return {
       jobs: page.map((root) => presentJobHeader(root, summaries.get(root.taskId) ?? { total: 0, completed: 0, costUsd: 0 })),
@@ -138,7 +138,7 @@ export class JobsService {
 
   async cancel(tenantId: string, jobId: string): Promise<{ job_id: string; status: TaskStatus }> {
     assertJobId(jobId);
-    const outcome = await this.tasks.cancelJob(tenantId, jobId);
+    const outcome = await this.jobs.cancelJob(tenantId, jobId);
     if (!outcome) throw ApiError.notFound(`job ${jobId}`);
     if (!outcome.cancelled) throw ApiError.conflict('job_finished', `job ${jobId} is already ${outcome.status}`);
     this.logger.info({ job_id: jobId, tenant_id: tenantId }, 'job cancelled');
@@ -146,14 +146,14 @@ export class JobsService {
   }
 
   /**
-   * Runs a failed or cancelled job again from where it stopped (`TaskRepository.retryJob`):
+   * Runs a failed or cancelled job again from where it stopped (`JobRepository.retryJob`):
    * its unfinished tasks resume from their checkpoints, its finished ones are kept. The job
    * goes through admission like a new one: `pending` when a pass admits it now (its ready
    * tasks are enqueued by the pass), else `queued`.
    */
   async retry(tenantId: string, jobId: string): Promise<{ job_id: string; status: TaskStatus }> {
     assertJobId(jobId);
-    const outcome = await this.tasks.retryJob(tenantId, jobId);
+    const outcome = await this.jobs.retryJob(tenantId, jobId);
     if (!outcome) throw ApiError.notFound(`job ${jobId}`);
     if (!outcome.retried) throw ApiError.conflict('job_not_retryable', `job ${jobId} is ${outcome.status}; only a failed or cancelled job can be retried`);
     try {

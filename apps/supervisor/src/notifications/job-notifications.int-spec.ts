@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { loadConfig } from '@switchyard/config';
 import { createLogger } from '@switchyard/observability';
-import { TaskRepository, WebhookOutboxRepository, type NewTaskRow } from '@switchyard/state';
+import { JobRepository, WebhookOutboxRepository, type NewTaskRow } from '@switchyard/state';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
 import { JobNotifications, type JobChannel } from './job-notifications';
 
@@ -44,7 +44,7 @@ async function createJob(withCallback: boolean): Promise<{ jobId: string; taskId
   const base = { jobId, tenantId: 't', jobType: 'doc_review' };
   const root: NewTaskRow = { ...base, taskId: jobId, parentTaskId: null, agentId: 'supervisor', role: 'job', inputSummary: {}, totalSteps: 2 };
   const task: NewTaskRow = { ...base, taskId, parentTaskId: jobId, agentId: 'extract-1', role: 'extract', inputSummary: {}, totalSteps: 2 };
-  await new TaskRepository(database.db).createJob(root, [task]);
+  await new JobRepository(database.db).createJob(root, [task]);
   if (withCallback) await new WebhookOutboxRepository(database.db).setCallback('t', jobId, 'http://127.0.0.1:9/x');
   return { jobId, taskId };
 }

@@ -145,6 +145,15 @@ export const TargetsSchema = z.object({
   targets: z.array(TargetSnapshotSchema.extend({ fleet: z.unknown() })),
   fleet: z.object({ self: z.string(), processes: z.array(z.object({ processId: z.string(), role: z.string(), ageMs: z.number() })) }).nullable(),
   fleetError: z.string().optional(),
+  /** "Is it me or them": this process's own network (router.network_check). */
+  network: z.object({
+    state: z.enum(['ok', 'checking', 'local_fault']),
+    since: z.string().nullable(),
+    knownGood: z.string().nullable(),
+    alerts: z.number().int(),
+    banner: z.string().nullable(),
+  }),
+  banner: z.string().nullable(),
 });
 export const ExplanationSchema = z.object({
   rule: z.string().optional(),

@@ -5,7 +5,7 @@ import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
 import { TaskQueues, WorkflowVersions, decideReconcile, decideStale, describeError, jobResultOf, workflowOfJob, type QueuedTask } from '@switchyard/orchestration';
 import { APP_CONFIG, LOGGER } from '@switchyard/platform';
-import { TaskRecoveryRepository, TaskRepository, resumeJobId, type Lease, type PendingCursor, type PendingTask } from '@switchyard/state';
+import { TaskLeaseRepository, TaskRecoveryRepository, resumeJobId, type Lease, type PendingCursor, type PendingTask } from '@switchyard/state';
 
 export interface SweepReport {
   requeued: number;
@@ -40,7 +40,7 @@ export class StaleTaskSweeper implements OnApplicationBootstrap, OnModuleDestroy
 
   constructor(
     private readonly recovery: TaskRecoveryRepository,
-    private readonly tasks: TaskRepository,
+    private readonly tasks: TaskLeaseRepository,
     @Inject(TaskQueues) private readonly queues: TaskQueues,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) logger: Logger,

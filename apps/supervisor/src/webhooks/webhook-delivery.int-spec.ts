@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { createLogger } from '@switchyard/observability';
-import { TaskRepository, WebhookOutboxRepository, connectDatabase, type DatabaseHandle, type NewTaskRow } from '@switchyard/state';
+import { JobRepository, TaskLeaseRepository, WebhookOutboxRepository, connectDatabase, type DatabaseHandle, type NewTaskRow } from '@switchyard/state';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
 import { verifyWebhook } from '@switchyard/workflows';
 import { presentJob } from '../jobs/job.presenter';
@@ -53,13 +53,13 @@ async function jobWithCallback(tenantId: string): Promise<string> {
   const base = { jobId, tenantId, jobType: 'doc_review' };
   const root: NewTaskRow = { ...base, taskId: jobId, parentTaskId: null, agentId: 'supervisor', role: 'job', inputSummary: {}, totalSteps: 2 };
   const task: NewTaskRow = { ...base, taskId: randomUUID(), parentTaskId: jobId, agentId: 'extract-1', role: 'extract', inputSummary: {}, totalSteps: 2 };
-  await new TaskRepository(database.db).createJob(root, [task]);
+  await new JobRepository(database.db).createJob(root, [task]);
   await new WebhookOutboxRepository(database.db).setCallback(tenantId, jobId, `${baseUrl}/hook/${jobId}`);
   return jobId;
 }
 
 function loop(handle: DatabaseHandle, send: SendWebhook, claimLeaseMs: number): WebhookDelivery {
-  const tasks = new TaskRepository(handle.db);
+  const tasks = new JobRepository(handle.db);
   return new WebhookDelivery({
     outbox: new WebhookOutboxRepository(handle.db),
     secret: SECRET,
@@ -139,5 +139,41 @@ describe('webhook outbox (real Postgres)', () => {
     const rows = (await Promise.all(jobs.map((id) => new WebhookOutboxRepository(database.db).deliveriesOf(id)))).flat();
     expect(rows.every((r) => r.deliveredAt !== null && r.lastHttpStatus === 204)).toBe(true);
     expect(rows.some((r) => r.attempts >= 2)).toBe(true);
+  });
+
+  it('a job retried by request sends a second signed webhook when it ends again: one per terminal transition', async () => {
+    const tenant = `t-${randomUUID().slice(0, 8)}`;
+    const jobId = await jobWithCallback(tenant);
+    const leases = new TaskLeaseRepository(database.db);
+    const [task] = (await new JobRepository(database.db).findJobTree(tenant, jobId)).filter((row) => row.parentTaskId !== null);
+    const claim = async () => {
+      const claimed = await leases.claimTask(task!.taskId, `worker-${randomUUID().slice(0, 6)}`);
+      if (!claimed.claimed) throw new Error(`not claimed: ${claimed.reason}`);
+      return claimed.lease;
+    };
+    const deliverAll = async () => {
+      const delivery = loop(database, webhookSender(['127.0.0.1'], 5_000), 300);
+      await waitFor(async () => {
+        await delivery.deliverDue();
+        return (await undelivered()) === 0;
+      });
+    };
+
+    expect(await leases.failTask(await claim(), 'upstream rejected the request', [])).toEqual({ jobFailed: true });
+    await deliverAll();
+    expect(await new JobRepository(database.db).retryJob(tenant, jobId)).toEqual({ retried: true, tasks: 1 });
+    await database.db.execute(sql`update agent_task_state set status = 'pending' where job_id = ${jobId}`); // admitted
+    const lease = await claim();
+    await leases.checkpoint(lease, { step: 0, name: 'prepare', summary: {}, completed_at: new Date().toISOString() }, [], 0);
+    const finished = await leases.completeTask(lease, { step: 1, name: 'extract', summary: {}, completed_at: new Date().toISOString() }, { conclusion: 'c', evidence: [], confidence: 1 }, [], 0);
+    expect(finished.jobCompleted).toBe(true);
+    await deliverAll();
+
+    expect((await new WebhookOutboxRepository(database.db).deliveriesOf(jobId)).map((r) => r.status).sort()).toEqual(['failed', 'success']);
+    const deliveries = received.filter((r) => r.path === `/hook/${jobId}`);
+    expect(deliveries.map((d) => (JSON.parse(d.body) as { status: string }).status)).toEqual(['failed', 'success']);
+    for (const delivery of deliveries) {
+      expect(verifyWebhook(SECRET, delivery.signature, delivery.body, Math.floor(Date.now() / 1000))).toEqual({ ok: true, timestamp: expect.any(Number) });
+    }
   });
 });

@@ -1,18 +1,11 @@
 import { Queue, UnrecoverableError, type ConnectionOptions } from 'bullmq';
 import { ZodError } from 'zod';
-import { TaskPayloadSchema, type TaskPayload, type TraceCarrier } from '@switchyard/contracts';
+import { TaskPayloadSchema, type TaskPayload } from '@switchyard/contracts';
+import type { ReadyTask } from '@switchyard/state';
 import { taskJobOptions, type TaskJobPolicy } from './queue-options';
 
 /** A task to put on its role's queue: what the payload points at, and the trace it continues. */
-export interface QueuedTask {
-  taskId: string;
-  jobId: string;
-  tenantId: string;
-  role: string;
-  traceContext: TraceCarrier | null;
-  /** The queue job id to use instead of the task id: a retried task's earlier queue job may still exist under it. */
-  queueJobId?: string | null;
-}
+export type QueuedTask = ReadyTask;
 
 /** The one place a task's queue payload is built (planner, finishing worker, sweeper). */
 export function taskPayload(task: QueuedTask): TaskPayload {

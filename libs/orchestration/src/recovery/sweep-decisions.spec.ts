@@ -6,22 +6,30 @@ const policy = { staleAfterMs: 8_000, maxAttempts: 3 };
 
 describe('decideStale', () => {
   it('takes over a task silent for longer than the threshold', () => {
-    expect(decideStale({ updatedAt: ago(9_000), retryCount: 0, leaseOwner: 'w1' }, NOW, policy)).toEqual({ action: 'requeue' });
+    expect(decideStale({ updatedAt: ago(9_000), retryCount: 0, retryBase: 0, leaseOwner: 'w1' }, NOW, policy)).toEqual({ action: 'requeue' });
   });
 
   it('leaves a task whose heartbeat is younger than the threshold', () => {
-    expect(decideStale({ updatedAt: ago(7_999), retryCount: 0, leaseOwner: 'w1' }, NOW, policy)).toEqual({ action: 'skip' });
+    expect(decideStale({ updatedAt: ago(7_999), retryCount: 0, retryBase: 0, leaseOwner: 'w1' }, NOW, policy)).toEqual({ action: 'skip' });
   });
 
   it('resumes while attempts remain, and fails the task with a reason at the limit', () => {
-    expect(decideStale({ updatedAt: ago(10_000), retryCount: 1, leaseOwner: 'w1' }, NOW, policy).action).toBe('requeue');
-    const last = decideStale({ updatedAt: ago(10_000), retryCount: 2, leaseOwner: 'worker-7' }, NOW, policy);
+    expect(decideStale({ updatedAt: ago(10_000), retryCount: 1, retryBase: 0, leaseOwner: 'w1' }, NOW, policy).action).toBe('requeue');
+    const last = decideStale({ updatedAt: ago(10_000), retryCount: 2, retryBase: 0, leaseOwner: 'worker-7' }, NOW, policy);
     expect(last).toEqual({ action: 'fail', reason: expect.stringContaining('retry limit reached') });
     expect(last.action === 'fail' && last.reason).toMatch(/no heartbeat from worker-7 for 10 s on attempt 3 of 3/);
   });
 
+  it('counts the attempts since the job was last retried by request: a retried task has a fresh budget', () => {
+    // Failed at the limit (retry_count 3 of 3 attempts), then retried by request (retry_count 4, base 4).
+    expect(decideStale({ updatedAt: ago(10_000), retryCount: 4, retryBase: 4, leaseOwner: 'w1' }, NOW, policy).action).toBe('requeue');
+    expect(decideStale({ updatedAt: ago(10_000), retryCount: 5, retryBase: 4, leaseOwner: 'w1' }, NOW, policy).action).toBe('requeue');
+    const last = decideStale({ updatedAt: ago(10_000), retryCount: 6, retryBase: 4, leaseOwner: 'w1' }, NOW, policy);
+    expect(last.action === 'fail' && last.reason).toMatch(/on attempt 3 of 3/);
+  });
+
   it('fails at once with a single attempt allowed', () => {
-    expect(decideStale({ updatedAt: ago(60_000), retryCount: 0, leaseOwner: null }, NOW, { staleAfterMs: 8_000, maxAttempts: 1 }).action).toBe('fail');
+    expect(decideStale({ updatedAt: ago(60_000), retryCount: 0, retryBase: 0, leaseOwner: null }, NOW, { staleAfterMs: 8_000, maxAttempts: 1 }).action).toBe('fail');
   });
 });
 

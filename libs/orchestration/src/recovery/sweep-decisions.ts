@@ -10,12 +10,13 @@ export interface StalePolicy {
  * What the sweeper does with a running task whose heartbeat stopped. `now` is the database's
  * clock (the same one that wrote `updated_at`), so worker and supervisor clocks never meet.
  */
-export function decideStale(task: Pick<StaleTask, 'updatedAt' | 'retryCount' | 'leaseOwner'>, now: Date, policy: StalePolicy): StaleDecision {
+export function decideStale(task: Pick<StaleTask, 'updatedAt' | 'retryCount' | 'retryBase' | 'leaseOwner'>, now: Date, policy: StalePolicy): StaleDecision {
   const silentMs = now.getTime() - task.updatedAt.getTime();
   // The row was locked by the query's own stale condition; a heartbeat cannot land meanwhile,
   // but keep the rule here, where it is tested.
   if (silentMs < policy.staleAfterMs) return { action: 'skip' };
-  const attempt = task.retryCount + 1;
+  // Attempts since the job was last retried by request: a retry by request starts a fresh budget.
+  const attempt = task.retryCount - task.retryBase + 1;
   if (attempt >= policy.maxAttempts) {
     return {
       action: 'fail',

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import type { TaskPayload } from '@switchyard/contracts';
 import { createLogger } from '@switchyard/observability';
-import { ModelCallResultRepository, TaskRecoveryRepository, TaskRepository, type StepCheckpoint } from '@switchyard/state';
+import { JobRepository, ModelCallResultRepository, TaskLeaseRepository, TaskRecoveryRepository, type StepCheckpoint } from '@switchyard/state';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
 import { RetryBudgetSpentError } from '@switchyard/router';
 import { compileWorkflow, loadWorkflowsDir, type WorkflowDefinition } from '@switchyard/workflows';
@@ -44,9 +44,9 @@ class CountingRouter implements ModelRouter {
 }
 
 /** A repository whose next completeTask dies as a dropped connection would: the answer is in, the checkpoint is not. */
-class CrashingTaskRepository extends TaskRepository {
+class CrashingTaskRepository extends TaskLeaseRepository {
   crashes = 1;
-  override async completeTask(...args: Parameters<TaskRepository['completeTask']>): ReturnType<TaskRepository['completeTask']> {
+  override async completeTask(...args: Parameters<TaskLeaseRepository['completeTask']>): ReturnType<TaskLeaseRepository['completeTask']> {
     if (this.crashes > 0) {
       this.crashes -= 1;
       throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
@@ -72,12 +72,12 @@ async function submitOneDocument(): Promise<{ extract: TaskPayload }> {
     workflows,
   );
   const plan = planWorkflowJob(workflow, submission, { tenantId: 'acme', newId: randomUUID, trace: {} });
-  await new TaskRepository(database.db).createJob(plan.root, plan.tasks);
+  await new JobRepository(database.db).createJob(plan.root, plan.tasks);
   const extract = plan.tasks.find((t) => t.role === 'extract')!;
   return { extract: { tenant_id: 'acme', job_id: plan.jobId, task_id: extract.taskId, trace: {} } };
 }
 
-function runner(tasks: TaskRepository, router: ModelRouter, heartbeatMs = 1_000, maxTargetWaitMs = 60_000, enqueued: QueuedTask[] = []) {
+function runner(tasks: TaskLeaseRepository, router: ModelRouter, heartbeatMs = 1_000, maxTargetWaitMs = 60_000, enqueued: QueuedTask[] = []) {
   return new TaskRunner({
     tasks,
     router: new IdempotentModelRouter(router, new ModelCallResultRepository(database.db)),
@@ -121,7 +121,7 @@ describe('TaskRunner recovery (Postgres)', () => {
 
   it('keeps heartbeating during a long model call', async () => {
     const { extract } = await submitOneDocument();
-    const tasks = new TaskRepository(database.db);
+    const tasks = new TaskLeaseRepository(database.db);
     const heartbeats: Date[] = [];
     const router = new CountingRouter(async () => {
       // Hold the call until two heartbeats have moved updated_at on the task.
@@ -139,7 +139,7 @@ describe('TaskRunner recovery (Postgres)', () => {
 
   it('stops a long model call when the lease is taken over, and writes nothing after', async () => {
     const { extract } = await submitOneDocument();
-    const tasks = new TaskRepository(database.db);
+    const tasks = new TaskLeaseRepository(database.db);
     let aborted = false;
     const router = new CountingRouter(async (request) => {
       // Presumed dead: the sweeper takes the task over while the call runs.
@@ -163,7 +163,7 @@ describe('TaskRunner recovery (Postgres)', () => {
 
   it('runs a task once when its queue job is delivered twice at the same time: the lease decides', async () => {
     const { extract } = await submitOneDocument();
-    const tasks = new TaskRepository(database.db);
+    const tasks = new TaskLeaseRepository(database.db);
     const router = new CountingRouter(async () => new Promise((r) => setTimeout(r, 200)));
     const outcomes = await Promise.all([
       runner(tasks, router).run(extract, attempt, new AbortController().signal),
@@ -192,7 +192,7 @@ describe('TaskRunner degradation and timeouts (Postgres)', () => {
 
   async function submitProbe() {
     const plan = planWorkflowJob(workflow, { type: workflow.type, input: { subject: 'disk' }, meta: { sensitivity: 'internal', priority: 'normal', tags: [] } }, { tenantId: 'acme', newId: randomUUID, trace: {} });
-    await new TaskRepository(database.db).createJob(plan.root, plan.tasks);
+    await new JobRepository(database.db).createJob(plan.root, plan.tasks);
     const payload = (role: string): TaskPayload => ({ tenant_id: 'acme', job_id: plan.jobId, task_id: plan.tasks.find((t) => t.role === role)!.taskId, trace: {} });
     return { jobId: plan.jobId, probe: payload('probe'), report: payload('report') };
   }
@@ -210,7 +210,7 @@ describe('TaskRunner degradation and timeouts (Postgres)', () => {
 
   it('skips an optional task that runs past its timeout_ms and releases the task after it', async () => {
     const job = await submitProbe();
-    const tasks = new TaskRepository(database.db);
+    const tasks = new TaskLeaseRepository(database.db);
     const enqueued: QueuedTask[] = [];
     const outcome = await runner(tasks, hangingRouter, 1_000, 60_000, enqueued).run(job.probe, attempt, new AbortController().signal);
     expect(outcome).toMatchObject({ kind: 'skipped', reason: expect.stringMatching(/^skipped: timeout: /) });
@@ -220,7 +220,7 @@ describe('TaskRunner degradation and timeouts (Postgres)', () => {
 
   it('fails a required task that runs past its timeout_ms with reason timeout, and its job', async () => {
     const job = await submitProbe();
-    const tasks = new TaskRepository(database.db);
+    const tasks = new TaskLeaseRepository(database.db);
     await runner(tasks, new CountingRouter(), 1_000).run(job.probe, attempt, new AbortController().signal);
     const outcome = await runner(tasks, hangingRouter, 1_000).run(job.report, attempt, new AbortController().signal);
     expect(outcome).toMatchObject({ kind: 'failed', reason: expect.stringMatching(/^timeout: /), jobFailed: true });
@@ -229,7 +229,7 @@ describe('TaskRunner degradation and timeouts (Postgres)', () => {
 
   it('lets an optional task wait for a target for OPTIONAL_TARGET_WAIT_MS, then skips it; the job completes without it', async () => {
     const job = await submitProbe();
-    const tasks = new TaskRepository(database.db);
+    const tasks = new TaskLeaseRepository(database.db);
     const enqueued: QueuedTask[] = [];
     const waiting = await runner(tasks, noTarget, 1_000, 60_000, enqueued).run(job.probe, { ...attempt, waitedForTargetMs: 1_000 }, new AbortController().signal);
     expect(waiting.kind).toBe('waiting_for_target');
@@ -253,14 +253,14 @@ describe('TaskRunner and a spent retry budget (Postgres)', () => {
   it('tells the router how many tasks the job has, which sizes its retry budget', async () => {
     const { extract } = await submitOneDocument();
     const router = new CountingRouter();
-    expect((await runner(new TaskRepository(database.db), router).run(extract, attempt, new AbortController().signal)).kind).toBe('completed');
+    expect((await runner(new TaskLeaseRepository(database.db), router).run(extract, attempt, new AbortController().signal)).kind).toBe('completed');
     // One extract and one synthesize.
     expect(router.requests[0]!.context).toMatchObject({ jobId: extract.job_id, taskId: extract.task_id, jobTaskCount: 2 });
   });
 
   it('waits (released, no attempt spent) when the budget is spent, goes on when a later trial call answers', async () => {
     const { extract } = await submitOneDocument();
-    const tasks = new TaskRepository(database.db);
+    const tasks = new TaskLeaseRepository(database.db);
     let spent = true;
     const router = new CountingRouter(async () => {
       if (spent) throw budgetSpent();
@@ -277,7 +277,7 @@ describe('TaskRunner and a spent retry budget (Postgres)', () => {
 
   it("fails the task once it has waited longer than its limit, saying that the job's retry budget was spent", async () => {
     const { extract } = await submitOneDocument();
-    const tasks = new TaskRepository(database.db);
+    const tasks = new TaskLeaseRepository(database.db);
     const router = new CountingRouter(async () => {
       throw budgetSpent();
     });

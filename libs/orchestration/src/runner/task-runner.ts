@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JobMeta, RequestMeta, RouteRecord, TaskPayload } from '@switchyard/contracts';
 import { inSpan, type Logger } from '@switchyard/observability';
-import { LeaseLostError, type JobContext, type Lease, type StepCheckpoint, type TaskRepository, type TaskRow } from '@switchyard/state';
+import { LeaseLostError, type JobContext, type Lease, type StepCheckpoint, type TaskLeaseRepository, type TaskRow } from '@switchyard/state';
 import {
   renderMessages,
   referencesOf,
@@ -36,7 +36,7 @@ import { workflowOfJob, type WorkflowVersions } from '../workflows/workflow-vers
 import { describeError, isNoEligibleTarget, isRetryBudgetSpent, isTransient } from './failure';
 
 export interface TaskRunnerDeps {
-  tasks: TaskRepository;
+  tasks: TaskLeaseRepository;
   router: ModelRouter;
   /** Compiled workflow versions by hash: a task runs the definition its job was planned with. */
   versions: WorkflowVersions;
@@ -120,7 +120,7 @@ interface Assignment {
   workflow: CompiledWorkflow;
   agent: CompiledAgent;
   jobMeta: JobMeta;
-  /** From the claim; read separately when the claim did not bring it. */
+  /** From the claim (which brings the job's context with the task). */
   jobTaskCount?: number;
 }
 
@@ -230,7 +230,7 @@ export class TaskRunner {
     }
     let input: unknown;
     const last = steps.length - 1;
-    const router = tracedModelRouter(withJobTaskCount(this.deps.router, jobTaskCount ?? (await this.jobTaskCount(task.jobId))));
+    const router = tracedModelRouter(withJobTaskCount(this.deps.router, jobTaskCount));
     for (let step = task.currentStep; step <= last; step += 1) {
       progress.step = step;
       signal.throwIfAborted();
@@ -243,7 +243,8 @@ export class TaskRunner {
           if (definition.kind === 'gather') {
             // Fan-in: the upstream tasks' outputs and summaries, read from Postgres, never their raw text.
             gathered = gatherUpstream(agent, workflow, await this.deps.tasks.findTaskOutcomes(task.jobId, gatherRolesOf(agent, workflow)), task.dependsOn);
-            await this.deps.tasks.checkpoint(lease, checkpointOf(gathered), [], 0);
+            // The call steps after it need the job's input: it comes back with the checkpoint.
+            input = await this.deps.tasks.checkpointReadingJobInput(lease, checkpointOf(gathered), inputArraysNotRead(workflow, agent));
             return;
           }
           input ??= await this.deps.tasks.findJobInput(task.jobId, inputArraysNotRead(workflow, agent));
@@ -270,11 +271,6 @@ export class TaskRunner {
         this.deps.observeStep?.({ role: task.role, kind: definition.kind, outcome: stepOutcome, seconds: (performance.now() - stepStarted) / 1000 });
       }
     }
-  }
-
-  /** The job's size, for its retry budget. */
-  private async jobTaskCount(jobId: string): Promise<number | undefined> {
-    return (await this.deps.tasks.summarizeJobs([jobId])).get(jobId)?.total;
   }
 
   /** After the finishing commit; if Redis is away the sweeper's reconcile enqueues them later. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { JobContext, TaskRepository } from '@switchyard/state';
+import type { JobContext, TaskLeaseRepository } from '@switchyard/state';
 import { compileWorkflow, type CompiledWorkflow, type WorkflowDefinition } from '@switchyard/workflows';
 
 /** The hash a stored workflow definition is known by (its JSON, as stored on the job's root row). */
@@ -45,7 +45,7 @@ export class WorkflowVersions {
  * definition stored there. Throws when the job has none.
  */
 export async function workflowOfJob(
-  tasks: Pick<TaskRepository, 'findJobContext' | 'findWorkflowDefinition'>,
+  tasks: Pick<TaskLeaseRepository, 'findJobContext' | 'findWorkflowDefinition'>,
   versions: WorkflowVersions,
   jobId: string,
   known?: Pick<JobContext, 'meta' | 'workflowHash' | 'jobType'>,

@@ -3,6 +3,7 @@ import type { Logger } from '@switchyard/observability';
 import type { CanaryCaseResult } from '../canary/canary-verdict';
 import type { Clock } from '../clock';
 import type { FailureClass } from '../health/health-settings';
+import type { NetworkSelfCheck } from '../health/network-self-check';
 import type { RouteSelector } from '../routing/route-selector';
 import { NoEligibleTargetError } from '../routing/no-eligible-target.error';
 import type { TargetStateRegistry } from '../state/target-state';
@@ -23,6 +24,7 @@ export class RouterAdminView implements RouterAdmin {
     private readonly states: TargetStateRegistry,
     private readonly logger: Logger,
     private readonly clock: Clock,
+    private readonly selfCheck: NetworkSelfCheck,
   ) {}
 
   /**
@@ -48,9 +50,14 @@ export class RouterAdminView implements RouterAdmin {
     if (result.ok) {
       state.coldStart = false;
       if (result.kind !== 'liveness') state.health.recordProbeSuccess();
+      this.selfCheck.success();
       return;
     }
-    state.observe(this.clock.now(), { ok: false, failure: result.failure ?? 'network', latencyMs: result.latencyMs });
+    const failure = result.failure ?? 'network';
+    const at = this.clock.now();
+    const charge = () => state.observe(at, { ok: false, failure, latencyMs: result.latencyMs });
+    if (failure === 'network') this.selfCheck.connectFailure(targetName, charge);
+    else charge();
   }
 
   /**

@@ -2,6 +2,7 @@ import type { RequestMeta } from '@switchyard/contracts';
 import type { Logger } from '@switchyard/observability';
 import { parseRetryAfterMs } from '../backoff/backoff';
 import type { Clock } from '../clock';
+import type { NetworkSelfCheck } from '../health/network-self-check';
 import type { CompiledRouterConfig } from '../config/compile-router-config';
 import type { TargetConfig } from '../config/router-config.schema';
 import type { SlotResult, TargetLimiter } from '../fleet/target-limiter';
@@ -19,7 +20,8 @@ import { costUsd, type TokenUsage } from './cost';
 import { countTextTokens } from './estimate-tokens';
 import type { AttemptRecord } from './router-call.error';
 import { matchesJsonSchema } from './structured-output';
-import { classifyUpstreamError, isModelLoading, retryAfterHeader, UpstreamError } from './upstream-error';
+import { readUpstreamQuota, type UpstreamQuotaReport } from '../quota/upstream-quota';
+import { classifyUpstreamError, errorQuotaHeaders, isModelLoading, retryAfterHeader, UpstreamError } from './upstream-error';
 
 export interface AttemptExecutorOptions {
   config: () => CompiledRouterConfig;
@@ -30,6 +32,8 @@ export interface AttemptExecutorOptions {
   limiter: TargetLimiter | undefined;
   logger: Logger;
   clock: Clock;
+  /** Holds connect failures while "is it me or them" is decided. */
+  selfCheck: NetworkSelfCheck;
 }
 
 /**
@@ -46,8 +50,10 @@ export class AttemptExecutor {
   private readonly limiter: TargetLimiter | undefined;
   private readonly logger: Logger;
   private readonly clock: Clock;
+  private readonly selfCheck: NetworkSelfCheck;
 
   constructor(options: AttemptExecutorOptions) {
+    this.selfCheck = options.selfCheck;
     this.config = options.config;
     this.states = options.states;
     this.providers = options.providers;
@@ -75,7 +81,15 @@ export class AttemptExecutor {
     return this.limiter.acquire(target, tokens);
   }
 
-  async run(decision: RoutingDecision, meta: RequestMeta, request: ChatCallRequest, remainingMs: number, attempt: number): Promise<AttemptOutcome> {
+  /** `onFirstToken`: told when the first content token arrives (a hedged attempt's race listens for it). */
+  async run(
+    decision: RoutingDecision,
+    meta: RequestMeta,
+    request: ChatCallRequest,
+    remainingMs: number,
+    attempt: number,
+    onFirstToken?: () => void,
+  ): Promise<AttemptOutcome> {
     const { target, rule } = decision;
     // decideRoute already enforces this; checking again at the point of egress keeps any
     // path around the decision (manual force, hedging) from sending sensitive data out.
@@ -130,7 +144,13 @@ export class AttemptExecutor {
         signal: deadline.signal,
         timeoutMs: totalMs,
         onConnected: () => deadline.connected(),
-        onFirstToken: () => deadline.firstToken(),
+        onFirstToken:
+          onFirstToken === undefined
+            ? () => deadline.firstToken()
+            : () => {
+                deadline.firstToken();
+                onFirstToken();
+              },
         ...(onDelta === undefined
           ? {}
           : {
@@ -160,6 +180,8 @@ export class AttemptExecutor {
           if (delta.index === 0 && delta.delta.content) request.onDelta?.(delta.delta.content, target.name);
         }
       }
+      if (result.quota !== undefined) this.noteUpstreamQuota(target, result.quota);
+      this.selfCheck.success();
       const outputTokens = result.usage?.outputTokens ?? countTextTokens(result.content);
       state.end(this.clock.now(), {
         ok: !badOutput,
@@ -192,8 +214,20 @@ export class AttemptExecutor {
           ? `no ${stage === 'connect' ? 'connection' : stage === 'first_token' ? 'first token' : 'complete answer'} within ${deadline.limitOf(stage)} ms`
           : describe(error);
       const retryAfterMs = errorClass === 'rate_limited' ? parseRetryAfterMs(retryAfterHeader(error), Date.now()) : undefined;
+      const quotaHeaders = status === undefined ? undefined : errorQuotaHeaders(error);
+      const quota = quotaHeaders === undefined ? undefined : readUpstreamQuota(quotaHeaders);
+      if (quota !== undefined) this.noteUpstreamQuota(target, quota);
+      const observation = { ok: false, failure: errorClass, latencyMs, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
       if (coldStart) state.endColdStart();
-      else state.end(this.clock.now(), { ok: false, failure: errorClass, latencyMs, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
+      else if (errorClass === 'network' || stage === 'connect') {
+        // Could be our own network: charged once "is it me or them" says it was the target.
+        state.release();
+        const at = this.clock.now();
+        this.selfCheck.connectFailure(target.name, () => state.observe(at, observation));
+      } else {
+        if (status !== undefined) this.selfCheck.success();
+        state.end(this.clock.now(), observation);
+      }
       const upstream = new UpstreamError(target.name, errorClass, reason, status, { cause: error });
       this.logger.warn({ target: target.name, rule, errorClass, status, latencyMs, stage }, coldStart ? 'upstream is still loading its model; moving on' : 'upstream call failed');
       return {
@@ -244,6 +278,12 @@ export class AttemptExecutor {
         this.logger.error({ err: error }, 'call observer failed');
       }
     }
+  }
+
+  /** The upstream's rate-limit headers: this process's view of the target, and the fleet's. */
+  private noteUpstreamQuota(target: TargetConfig, report: UpstreamQuotaReport): void {
+    this.states.get(target.name)?.applyUpstreamQuota(this.clock.now(), report);
+    if (this.config().config.fleet_limits.enabled) this.limiter?.noteUpstreamQuota?.(target, report);
   }
 
   notifyRetryBudgetExhausted(context: CallContext | undefined, limit: number): void {

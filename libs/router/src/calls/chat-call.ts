@@ -75,6 +75,8 @@ export interface ChatCallResult {
   attempts: AttemptRecord[];
   /** Why the per-call filters (`contextFilters`) held targets back, e.g. `daily_budget_spent`. */
   restrictedBy?: string[];
+  /** The answer came from an identical call's upstream attempt in flight at the same time (coalescing). */
+  coalesced?: boolean;
 }
 
 export type AttemptOutcome =

@@ -12,6 +12,8 @@ export interface AttemptRecord {
   latencyMs: number;
   firstTokenMs?: number;
   message?: string;
+  /** Shared another identical call's upstream attempt (coalescing): no upstream call of its own. */
+  coalesced?: boolean;
 }
 
 /** Every attempt of a call failed. `cause` is the last `UpstreamError`. */

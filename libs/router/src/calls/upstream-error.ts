@@ -59,6 +59,13 @@ export function isModelLoading(status: number | undefined, text: string): boolea
   return status === 503 && /loading/i.test(text);
 }
 
+/** The rate-limit headers an upstream sent with its error (a 429 usually carries them). */
+export function errorQuotaHeaders(error: unknown): ((name: string) => string | null) | undefined {
+  if (!(error instanceof APIError)) return undefined;
+  const headers = error.headers as Headers | undefined;
+  return headers === undefined ? undefined : (name) => headers.get(name);
+}
+
 /** The Retry-After an upstream sent with its error, in ms. */
 export function retryAfterHeader(error: unknown): string | undefined {
   if (!(error instanceof APIError)) return undefined;

@@ -99,6 +99,23 @@ const RecoverySchema = z
 
 const OverloadSchema = z.strictObject({ first_token_ms: ms(800), queue: z.number().int().min(0).default(8) }).prefault({});
 
+/**
+ * "Is it me or them" (seed 003 §5.3): when every target tried within `window_ms` failed to
+ * connect, GET `known_good_url` (any HTTP answer = our network works) before charging the
+ * targets; if it fails too the fault is ours: one alert, no breaker opened. Off without a URL.
+ */
+const NetworkCheckSchema = z
+  .strictObject({
+    known_good_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. http://supervisor:3000/healthz' }).optional(),
+    window_ms: z.number().int().min(100).max(600_000).default(10_000),
+    timeout_ms: z.number().int().min(50).max(60_000).default(2_000),
+    recheck_ms: z.number().int().min(100).max(600_000).default(5_000),
+  })
+  .prefault({});
+
+/** Identical concurrent deterministic requests share one upstream call (seed 003 §6.2). */
+const CoalescingSchema = z.strictObject({ enabled: z.boolean().default(false) }).prefault({});
+
 const BackoffSchema = z.strictObject({ base_ms: ms(1_000), max_ms: ms(8_000), jitter_ms: ms(500) }).prefault({});
 
 const ProbesSchema = z
@@ -240,6 +257,8 @@ const RuleSchema = z
     target: z.string().min(1).optional(),
     targets: z.array(z.union([z.string().min(1), WeightedTargetSchema], { error: 'expected a target name or {name, weight}' })).min(1).optional(),
     priority: z.number().int().default(0),
+    /** Hedged requests (seed 003 §5.1): no first token after this long → a second attempt elsewhere. Off when absent. */
+    hedge_after_ms: z.number().int().min(1).max(600_000).optional(),
   })
   .superRefine((rule, ctx) => {
     if (rule.target !== undefined && rule.targets !== undefined) {
@@ -366,6 +385,8 @@ const RouterSectionSchema = z
     cache: z.never({ error: 'moved: the gateway response cache is the top-level `response_cache` block, beside `router`' }).optional(),
     gateway: GatewaySchema,
     fleet_limits: FleetLimitsSchema,
+    network_check: NetworkCheckSchema,
+    coalescing: CoalescingSchema,
     dynamic_weights: DynamicWeightsSchema,
     canaries: CanariesSchema.optional(),
     inferred_meta: InferredMetaSchema,
@@ -405,6 +426,20 @@ const RouterSectionSchema = z
         }
       });
     });
+    router.routes.forEach((rule, index) => {
+      if (rule.hedge_after_ms === undefined) return;
+      const names = (rule.targets ?? (rule.target === undefined ? [] : [rule.target])).map((entry) => (typeof entry === 'string' ? entry : entry.name));
+      const listed = names.flatMap((name) => router.targets.filter((t) => t.name === name));
+      if (listed.length === 0) return;
+      const shortest = Math.min(...listed.map((t) => t.timeout_ms ?? (t.type === 'local' ? router.timeouts.local_ms : router.timeouts.cloud_ms)));
+      if (rule.hedge_after_ms >= shortest) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['routes', index, 'hedge_after_ms'],
+          message: `${rule.hedge_after_ms} ms is not below the rule's total timeout (${shortest} ms): the first attempt would end before the hedge starts`,
+        });
+      }
+    });
     if (!router.routes.some((rule) => rule.when.all_else)) {
       ctx.addIssue({ code: 'custom', path: ['routes'], message: 'no catch-all route; add one with `when: {all_else: true}`' });
     }
@@ -425,6 +460,8 @@ const RouterSectionSchema = z
     probes: router.probes,
     gateway: router.gateway,
     fleet_limits: router.fleet_limits,
+    network_check: router.network_check,
+    coalescing: router.coalescing,
     dynamic_weights: router.dynamic_weights,
     canaries: router.canaries ?? null,
     inferred_meta: router.inferred_meta,
@@ -497,6 +534,7 @@ export interface RuleConfig {
   /** A weighted split: the weight of each of `targets`, in the same order. Absent: an ordered list. */
   weights?: number[];
   priority: number;
+  hedge_after_ms?: number;
 }
 
 export type DynamicWeightsConfig = z.output<typeof DynamicWeightsSchema>;
@@ -525,6 +563,8 @@ export interface RouterConfig {
   conversation: z.output<typeof ConversationContextSchema>;
   gateway: z.output<typeof GatewaySchema>;
   fleet_limits: z.output<typeof FleetLimitsSchema>;
+  network_check: z.output<typeof NetworkCheckSchema>;
+  coalescing: z.output<typeof CoalescingSchema>;
   dynamic_weights: DynamicWeightsConfig;
   /** Business canary probes; none when absent. */
   canaries: CanariesConfig | null;

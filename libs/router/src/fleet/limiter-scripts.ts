@@ -5,6 +5,8 @@
  *
  * KEYS[1] slot holders: sorted set, member = holder id, score = expiry (ms)
  * KEYS[2] minute window: hash, `r:<second>` = requests, `t:<second>` = tokens
+ * KEYS[3] requests the upstream itself last said are left (its x-ratelimit headers), expiring at its reset
+ * KEYS[4] tokens the upstream last said are left, likewise
  */
 const NOW = `
 local now = tonumber(ARGV[1])
@@ -32,6 +34,12 @@ if max_concurrency > 0 and held >= max_concurrency then
   local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
   return {0, 'concurrency', held, math.max(1, tonumber(first[2]) - now)}
 end
+local upstream_requests = redis.call('GET', KEYS[3])
+if upstream_requests and tonumber(upstream_requests) < 1 then return {0, 'rpm', held, math.max(1, redis.call('PTTL', KEYS[3]))} end
+local upstream_tokens = redis.call('GET', KEYS[4])
+if upstream_tokens and tonumber(upstream_tokens) < math.max(1, tokens) then return {0, 'tpm', held, math.max(1, redis.call('PTTL', KEYS[4]))} end
+if upstream_requests then redis.call('DECRBY', KEYS[3], 1) end
+if upstream_tokens then redis.call('DECRBY', KEYS[4], tokens) end
 local second = math.floor(now / 1000)
 if rpm > 0 or tpm > 0 then
   local fields = redis.call('HGETALL', KEYS[2])

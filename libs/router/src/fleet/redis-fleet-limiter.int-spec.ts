@@ -119,6 +119,7 @@ describe('RedisFleetLimiter (real Redis, fake clock)', () => {
         return redis.evalsha(...args);
       },
       zrem: (...args) => redis.zrem(...args),
+      set: (...args) => redis.set(...args),
     };
     const sticky = limiter('worker:sticky', clock, counting);
     const other = limiter('worker:other', clock);
@@ -209,6 +210,27 @@ describe('RedisFleetLimiter (real Redis, fake clock)', () => {
     );
   });
 
+  it('holds the whole fleet to what the upstream said is left (its x-ratelimit headers), until its reset', async () => {
+    const clock = new FakeClock();
+    const reporter = limiter('worker:a', clock);
+    const other = limiter('worker:b', clock);
+    const api = target({ name: 'api-q', max_concurrency: 50 });
+    reporter.noteUpstreamQuota(api, { requests: { remaining: 2, resetMs: 60_000 }, tokens: { remaining: 10_000, resetMs: 60_000 } });
+    await until(async () => (await redis.get(limiterKeys(prefix, 'api-q').upstreamRequests)) === '2');
+    const grants = [await other.acquire(api, 100), await reporter.acquire(api, 100)];
+    expect(grants.map((g) => g.granted)).toEqual([true, true]);
+    const refused = await other.acquire(api, 100);
+    expect(refused).toMatchObject({ granted: false, reason: 'rpm' });
+    expect((refused as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(50_000);
+    expect(await redis.get(limiterKeys(prefix, 'api-q').upstreamTokens)).toBe('9800');
+    // Tokens: a report of fewer tokens left than the request needs refuses it fleet-wide.
+    const tpmTarget = target({ name: 'api-t', max_concurrency: 50 });
+    reporter.noteUpstreamQuota(tpmTarget, { tokens: { remaining: 50, resetMs: 60_000 } });
+    await until(async () => (await redis.get(limiterKeys(prefix, 'api-t').upstreamTokens)) === '50');
+    expect(await other.acquire(tpmTarget, 100)).toMatchObject({ granted: false, reason: 'tpm' });
+    expect(await other.acquire(tpmTarget, 40)).toMatchObject({ granted: true });
+  });
+
   it('falls back to its share of the limit (limit ÷ live processes) when Redis does not answer', async () => {
     const clock = new FakeClock();
     processes = 4;
@@ -218,6 +240,7 @@ describe('RedisFleetLimiter (real Redis, fake clock)', () => {
       eval: (...args) => (down ? never : redis.eval(...args)),
       evalsha: (...args) => (down ? never : redis.evalsha(...args)),
       zrem: (...args) => (down ? never : redis.zrem(...args)),
+      set: (...args) => (down ? never : redis.set(...args)),
     };
     const cut = limiter('worker:w', clock, switchable);
     const gpu = target({ name: 'gpu-4', max_concurrency: 8 });

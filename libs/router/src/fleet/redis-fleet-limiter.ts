@@ -4,6 +4,7 @@ import type { Clock } from '../clock';
 import { systemClock } from '../clock';
 import type { TargetConfig } from '../config/router-config.schema';
 import { RateWindow, quotaHeadroom } from '../quota/rate-window';
+import type { UpstreamQuotaReport } from '../quota/upstream-quota';
 import { fallbackShare } from './fallback-share';
 import { ACQUIRE_SCRIPT, RENEW_SCRIPT } from './limiter-scripts';
 import type { HeldSlot, LimitReason, SlotResult, TargetLimiter } from './target-limiter';
@@ -13,6 +14,7 @@ export interface LimiterRedis {
   eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
   evalsha(sha: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
   zrem(key: string, ...members: string[]): Promise<number>;
+  set(key: string, value: string | number, px: 'PX', ms: number): Promise<unknown>;
 }
 
 /**
@@ -22,6 +24,8 @@ export interface LimiterRedis {
 export const limiterKeys = (prefix: string, target: string) => ({
   slots: `${prefix}${target}:slots`,
   rate: `${prefix}${target}:rate`,
+  upstreamRequests: `${prefix}${target}:upstream-requests`,
+  upstreamTokens: `${prefix}${target}:upstream-tokens`,
 });
 
 export interface FleetLimiterSettings {
@@ -96,7 +100,7 @@ export class RedisFleetLimiter implements TargetLimiter {
     const keys = limiterKeys(this.options.keyPrefix, target.name);
     let reply: unknown;
     try {
-      reply = await this.run(ACQUIRE_SCRIPT, [keys.slots, keys.rate], [
+      reply = await this.run(ACQUIRE_SCRIPT, [keys.slots, keys.rate, keys.upstreamRequests, keys.upstreamTokens], [
         this.nowArg(),
         holder,
         slotTtlMs,
@@ -158,6 +162,20 @@ export class RedisFleetLimiter implements TargetLimiter {
     this.held.get(target)?.delete(holder);
     // A release that does not land is made good by the TTL.
     this.withDeadline(this.options.redis.zrem(limiterKeys(this.options.keyPrefix, target).slots, holder)).catch(() => undefined);
+  }
+
+  /**
+   * The upstream's own rate-limit headers: what it says is left holds for the whole fleet until
+   * its reset (each grant counts down from it). Best effort: a write that does not land leaves
+   * each process's own view of the headers in force.
+   */
+  noteUpstreamQuota(target: TargetConfig, report: UpstreamQuotaReport): void {
+    const keys = limiterKeys(this.options.keyPrefix, target.name);
+    const writes = [
+      report.requests && report.requests.resetMs > 0 ? this.options.redis.set(keys.upstreamRequests, report.requests.remaining, 'PX', report.requests.resetMs) : undefined,
+      report.tokens && report.tokens.resetMs > 0 ? this.options.redis.set(keys.upstreamTokens, report.tokens.remaining, 'PX', report.tokens.resetMs) : undefined,
+    ];
+    for (const write of writes) if (write !== undefined) this.withDeadline(write).catch(() => undefined);
   }
 
   /** The share of each limit this process keeps to while Redis does not answer. */

@@ -1,4 +1,5 @@
 import type { TargetConfig } from '../config/router-config.schema';
+import type { UpstreamQuotaReport } from '../quota/upstream-quota';
 
 export type LimitReason = 'concurrency' | 'rpm' | 'tpm';
 
@@ -16,5 +17,7 @@ export type SlotResult = { granted: true; slot: HeldSlot } | { granted: false; r
  */
 export interface TargetLimiter {
   acquire(target: TargetConfig, tokens: number): Promise<SlotResult>;
+  /** The upstream reported its own remaining requests / tokens (rate-limit headers): hold the fleet to them. */
+  noteUpstreamQuota?(target: TargetConfig, report: UpstreamQuotaReport): void;
   close(): Promise<void>;
 }

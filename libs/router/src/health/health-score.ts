@@ -67,6 +67,15 @@ export class HealthScore {
     if (this.value < this.settings.threshold) this.value = this.settings.threshold;
   }
 
+  /** The failures were not the target's (our own network was down): back to full health, no streaks. */
+  forgive(): void {
+    this.value = 100;
+    this.consecutive = 0;
+    this.consecutiveByClass.clear();
+    this.lastFailureAt = undefined;
+    this.lastFailure = undefined;
+  }
+
   /** Excluded: below threshold and the last failure is recent. After `retryAfterMs`, a trial may pass. */
   isExcluded(now: number): boolean {
     if (this.value >= this.settings.threshold) return false;

@@ -1,5 +1,6 @@
 import type { TargetConfig } from '../config/router-config.schema';
 import type { TokenUsage } from '../calls/cost';
+import type { UpstreamQuotaReport } from '../quota/upstream-quota';
 
 /** A function call the model asked for (OpenAI's `tool_calls` entries). */
 export interface ToolCall {
@@ -84,6 +85,8 @@ export interface ProviderResult {
   toolCalls?: ToolCall[];
   /** Every choice, when the upstream reported them (choice 0 is `content`). */
   choices?: ProviderChoice[];
+  /** The upstream's own rate-limit headers, when it sent them. */
+  quota?: UpstreamQuotaReport;
 }
 
 /** One upstream target speaking some chat protocol. Throws whatever its transport throws. */

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import type { TargetConfig } from '../config/router-config.schema';
 import type { ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { readUpstreamQuota } from '../quota/upstream-quota';
 import type { ChatMessage, ChatProvider, ProviderCall, ProviderChoice, ProviderResult, ToolCall } from './chat-provider';
 import { createUpstreamFetch, notifyWhenConnected, type UpstreamFetch, type UpstreamFetchOptions } from './upstream-fetch';
 
@@ -62,13 +63,16 @@ export class OpenAiChatProvider implements ChatProvider {
       ...(call.temperature === undefined ? {} : { temperature: call.temperature }),
       ...(responseFormat === undefined ? {} : { response_format: responseFormat }),
     } as ChatCompletionCreateParamsStreaming;
-    const stream = await this.client.chat.completions.create(body, {
-      signal: call.signal,
-      timeout: call.timeoutMs + SDK_TIMEOUT_SLACK_MS,
-      maxRetries: 0,
-      ...(call.headers === undefined ? {} : { headers: { ...call.headers } }),
-      ...(call.onConnected === undefined ? {} : { fetchOptions: notifyWhenConnected(call.onConnected) }),
-    });
+    const { data: stream, response } = await this.client.chat.completions
+      .create(body, {
+        signal: call.signal,
+        timeout: call.timeoutMs + SDK_TIMEOUT_SLACK_MS,
+        maxRetries: 0,
+        ...(call.headers === undefined ? {} : { headers: { ...call.headers } }),
+        ...(call.onConnected === undefined ? {} : { fetchOptions: notifyWhenConnected(call.onConnected) }),
+      })
+      .withResponse();
+    const quota = readUpstreamQuota((name) => response.headers.get(name));
     const choices = new Map<number, ChoiceAccumulator>();
     let sawChoice = false;
     let model = '';
@@ -120,6 +124,7 @@ export class OpenAiChatProvider implements ChatProvider {
       choices: finished,
       ...(usage ? { usage } : {}),
       ...(firstTokenMs === undefined ? {} : { firstTokenMs }),
+      ...(quota === undefined ? {} : { quota }),
     };
   }
 }

@@ -72,6 +72,11 @@ export function liveTargetFilter(registry: TargetStateRegistry, clock: Clock, op
       if (short === 'rpm') return RPM;
       if (short === 'tpm') return TPM;
     }
+    if (state.upstreamQuota !== undefined) {
+      const short = state.upstreamQuota.short(now, (meta.estimated_input_tokens ?? 0) + (meta.max_output_tokens ?? 0));
+      if (short === 'rpm') return RPM;
+      if (short === 'tpm') return TPM;
+    }
     if (options.applyShare && state.ramp.recovering && state.breaker.state(now) === 'closed') {
       const share = state.ramp.share(now);
       if (share < 100 && options.random() * 100 >= share) return RECOVERING;

@@ -6,6 +6,7 @@ import { HealthScore } from '../health/health-score';
 import type { FailureClass, HealthSettings } from '../health/health-settings';
 import { SlidingWindow } from '../health/sliding-window';
 import { RateWindow } from '../quota/rate-window';
+import { UpstreamQuota, type UpstreamQuotaReport } from '../quota/upstream-quota';
 import { RecoveryRamp, type RecoverySettings } from '../recovery/recovery-ramp';
 
 /** What one finished attempt tells the target's state. */
@@ -37,6 +38,8 @@ export class TargetState {
   coolingUntil = 0;
   /** Set while active probes see a model still loading; cleared by the first success. */
   coldStart = false;
+  /** The limits the upstream reported in its headers; absent until it sends any. */
+  upstreamQuota: UpstreamQuota | undefined;
 
   constructor(
     settings: TargetStateSettings,
@@ -62,6 +65,12 @@ export class TargetState {
     this.inFlight += 1;
     this.breaker.admit(now);
     this.rate.add(now, tokens);
+    this.upstreamQuota?.sent(tokens);
+  }
+
+  /** The upstream's rate-limit headers of an answer: its headroom from now until their reset. */
+  applyUpstreamQuota(now: number, report: UpstreamQuotaReport): void {
+    (this.upstreamQuota ??= new UpstreamQuota()).apply(now, report);
   }
 
   end(now: number, observation: AttemptObservation): void {
@@ -109,6 +118,21 @@ export class TargetState {
     const opened = after === 'open' && before !== 'open';
     if (lostHealth || opened) this.ramp.trip(now);
     if (opened) this.onBreakerChange('open');
+  }
+
+  /**
+   * Its recent connect failures were our network's fault, not the target's ("is it me"): health,
+   * breaker and ramp go back to where they were before them. Returns whether anything was forgiven.
+   */
+  forgiveNetworkOutage(now: number): boolean {
+    const last = this.health.lastFailureClass;
+    if (last !== 'network' && last !== 'timeout') return false;
+    this.health.forgive();
+    this.ramp.clear();
+    const wasOpen = this.breaker.state(now) !== 'closed';
+    this.breaker.reset();
+    if (wasOpen) this.onBreakerChange('closed');
+    return true;
   }
 
   /** Another process opened this target's breaker: open here for the rest of its cooldown. */

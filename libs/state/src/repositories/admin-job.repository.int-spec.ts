@@ -4,18 +4,18 @@ import { agentTaskState, type NewLedgerRow, type NewTaskRow } from '../schema';
 import { createTestDatabase, type TestDatabase } from '../testing/test-database';
 import { AdminJobRepository } from './admin-job.repository';
 import { LedgerRepository } from './ledger.repository';
-import { TaskRepository } from './task.repository';
+import { JobRepository } from './job.repository';
 
 // Real Postgres with the real migrations; nothing mocked.
 let database: TestDatabase;
 let admin: AdminJobRepository;
-let tasks: TaskRepository;
+let tasks: JobRepository;
 let ledger: LedgerRepository;
 
 beforeAll(async () => {
   database = await createTestDatabase();
   admin = new AdminJobRepository(database.db);
-  tasks = new TaskRepository(database.db, database.pool);
+  tasks = new JobRepository(database.db, database.pool);
   ledger = new LedgerRepository(database.db);
 });
 

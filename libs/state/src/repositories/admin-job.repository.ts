@@ -1,9 +1,7 @@
-import { and, asc, eq, gte, isNull, lt, sql, type SQL } from 'drizzle-orm';
-import type { TaskStatus } from '@switchyard/contracts';
+import { and, asc, eq, gte, lt, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { agentTaskState as t, modelCallLedger as l, type StepCheckpoint } from '../schema';
-import { afterJobListCursor, jobListOrder, type JobListCursor } from './job-list';
-import { viewColumns, type TaskView } from './task.repository';
+import { listJobRoots, summarizeJobTasks, viewColumns, type JobListFilter, type JobSummary, type TaskView } from './job-views';
 
 /** A task as the operator's job view shows it: the tenant view plus its step checkpoints (names and times, no content). */
 export type AdminTaskView = TaskView & { steps: Array<Pick<StepCheckpoint, 'step' | 'name' | 'completed_at'>> };
@@ -47,23 +45,18 @@ export interface CostSeriesPoint {
 /**
  * The operator's reads across tenants (admin token only): the job list with filters, one
  * job's tree with its steps and upstream attempts, and the cost ledger as a time series.
- * Tenant-facing reads stay in TaskRepository, where the tenant id is required.
+ * Tenant-facing reads are JobRepository's, where the tenant id is required.
  */
 export class AdminJobRepository {
   constructor(private readonly db: Database) {}
 
-  async listJobs(options: { status?: TaskStatus; type?: string; tenantId?: string; limit: number; cursor?: JobListCursor }): Promise<TaskView[]> {
-    const conditions: SQL[] = [isNull(t.parentTaskId)];
-    if (options.status) conditions.push(eq(t.status, options.status));
-    if (options.type) conditions.push(eq(t.jobType, options.type));
-    if (options.tenantId) conditions.push(eq(t.tenantId, options.tenantId));
-    if (options.cursor) conditions.push(afterJobListCursor(options.cursor));
-    return this.db
-      .select(viewColumns)
-      .from(t)
-      .where(and(...conditions))
-      .orderBy(...jobListOrder)
-      .limit(options.limit);
+  async listJobs(filter: JobListFilter): Promise<TaskView[]> {
+    return listJobRoots(this.db, filter);
+  }
+
+  /** Per-job task counts and cost, for the list. */
+  async summarizeJobs(jobIds: readonly string[]): Promise<Map<string, JobSummary>> {
+    return summarizeJobTasks(this.db, jobIds);
   }
 
   /** Root first, then the tasks in plan order; empty when no job has this id. */

@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm';
-import type { TaskStatus, TraceCarrier } from '@switchyard/contracts';
-import type { Database } from '../database';
-import { dependenciesDone } from './task.repository';
+import type { Pool } from 'pg';
+import type { TaskStatus } from '@switchyard/contracts';
+import { poolBehind, type Database } from '../database';
+import { dependenciesDoneSql, toReadyTask, type RawReadyTask, type ReadyTask } from './task-clauses';
 
 export interface QueuedJobHead {
   jobId: string;
@@ -14,19 +15,50 @@ export interface AdmissionSnapshot {
   running: Record<string, number>;
 }
 
-/** A task of a just-admitted job, as a queue producer needs it. */
-export interface AdmittedTask {
-  taskId: string;
+/** A just-admitted job and its tasks that may start now, as its producer needs them. */
+export interface AdmittedJob {
   jobId: string;
-  tenantId: string;
-  role: string;
-  traceContext: TraceCarrier | null;
-  /** Set for a retried task: its earlier queue job still exists under the task id. */
-  queueJobId: string | null;
+  ready: ReadyTask[];
 }
 
-/** One advisory lock key for every supervisor's admission pass. */
-const ADMISSION_LOCK = sql`select pg_advisory_xact_lock(hashtext('switchyard:admission'))`;
+/*
+ * One pass: begin, the advisory lock, the snapshot, the admit, commit. The lock is a statement
+ * of its own so that the snapshot (taken when its statement starts) is taken under it and sees
+ * every earlier pass's admissions.
+ */
+const ADMISSION_LOCK_SQL = `/* sy:admissionLock */ select pg_advisory_xact_lock(hashtext('switchyard:admission'))`;
+
+/** Running jobs per tenant (an object) and at most $1 queued heads of each tenant, oldest first (an array). */
+const ADMISSION_SNAPSHOT_SQL = `/* sy:admissionSnapshot */
+select
+  (select coalesce(jsonb_object_agg(tenant_id, running), '{}'::jsonb) from (
+    select tenant_id, count(*)::int as running from agent_task_state
+    where parent_task_id is null and status in ('pending', 'running', 'paused')
+    group by tenant_id) c) as running,
+  (select coalesce(jsonb_agg(jsonb_build_object('jobId', job_id, 'tenantId', tenant_id) order by created_at, job_id), '[]'::jsonb) from (
+    select task_id as job_id, tenant_id, created_at,
+      row_number() over (partition by tenant_id order by created_at, task_id) as n
+    from agent_task_state where parent_task_id is null and status = 'queued') q
+   where n <= $1::int) as queued`;
+
+/**
+ * Flips the jobs $1 (root and tasks) from `queued` to `pending` and returns their tasks that
+ * may start now. The dependency check reads the statement's snapshot, where the flipped rows
+ * are still `queued` (not done): only tasks without dependencies, or whose dependencies
+ * finished before (a retried job), come back.
+ */
+const ADMIT_SQL = `/* sy:admit */
+with admitted as (
+  update agent_task_state set status = 'pending', updated_at = now()
+  where job_id = any($1::uuid[]) and status = 'queued'
+  returning task_id, job_id, tenant_id, role, trace_context, queue_job_id, parent_task_id, depends_on, ordinal, created_at
+)
+select task_id, job_id, tenant_id, role, trace_context, queue_job_id from admitted a
+where a.parent_task_id is not null and ${dependenciesDoneSql('a')}
+order by a.ordinal, a.created_at`;
+
+/** Whether any job waits for admission (a probe on the status index, no lock). */
+const ANY_QUEUED_SQL = `/* sy:anyQueuedJob */ select exists (select 1 from agent_task_state where status = 'queued' and parent_task_id is null) as queued`;
 
 /**
  * Admission of queued jobs (SPEC §6). A job counts as running from its admission until its
@@ -35,48 +67,52 @@ const ADMISSION_LOCK = sql`select pg_advisory_xact_lock(hashtext('switchyard:adm
  * or claim can start them before admission.
  */
 export class AdmissionRepository {
-  constructor(private readonly db: Database) {}
+  private readonly pool: Pool;
+
+  /** `pool` is the one behind `db` (`DatabaseHandle.pool`); when omitted, drizzle's client is used. */
+  constructor(
+    private readonly db: Database,
+    pool?: Pool,
+  ) {
+    this.pool = poolBehind(db, pool, 'AdmissionRepository');
+  }
 
   /**
    * One admission pass, serialised across every supervisor by a transaction-scoped advisory
    * lock: reads the running counts and at most `headsPerTenant` queued jobs of each tenant,
    * asks `decide` which to admit, and flips those jobs (root and tasks) from `queued` to
-   * `pending` in the same transaction. Returns the admitted job ids in admission order.
+   * `pending` in the same transaction. Returns the admitted jobs in admission order, each with
+   * the tasks that may start now.
    */
-  async admit(headsPerTenant: number, decide: (snapshot: AdmissionSnapshot) => string[]): Promise<string[]> {
-    return this.db.transaction(async (tx) => {
-      await tx.execute(ADMISSION_LOCK);
-      const counts = await tx.execute<{ tenant_id: string; running: number }>(sql`
-        select tenant_id, count(*)::int as running from agent_task_state
-        where parent_task_id is null and status in ('pending', 'running', 'paused')
-        group by tenant_id`);
-      const heads = await tx.execute<{ job_id: string; tenant_id: string }>(sql`
-        select job_id, tenant_id from (
-          select task_id as job_id, tenant_id, created_at,
-            row_number() over (partition by tenant_id order by created_at, task_id) as n
-          from agent_task_state where parent_task_id is null and status = 'queued') q
-        where n <= ${headsPerTenant}
-        order by created_at, job_id`);
-      if (heads.rows.length === 0) return [];
-      const admitted = decide({
-        queued: heads.rows.map((r) => ({ jobId: r.job_id, tenantId: r.tenant_id })),
-        running: Object.fromEntries(counts.rows.map((r) => [r.tenant_id, Number(r.running)])),
-      });
-      if (admitted.length === 0) return [];
-      await tx.execute(sql`
-        update agent_task_state set status = 'pending', updated_at = now()
-        where job_id = any(string_to_array(${admitted.join(',')}, ',')::uuid[]) and status = 'queued'`);
-      return admitted;
-    });
+  async admit(headsPerTenant: number, decide: (snapshot: AdmissionSnapshot) => string[]): Promise<AdmittedJob[]> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('begin');
+      await client.query({ name: 'sy-admission-lock', text: ADMISSION_LOCK_SQL });
+      const snapshot = await client.query<AdmissionSnapshot>({ name: 'sy-admission-snapshot', text: ADMISSION_SNAPSHOT_SQL, values: [headsPerTenant] });
+      const { queued, running } = snapshot.rows[0]!;
+      const admitted = queued.length === 0 ? [] : decide({ queued, running });
+      const jobs = new Map<string, ReadyTask[]>(admitted.map((jobId) => [jobId, []]));
+      if (admitted.length > 0) {
+        const ready = await client.query<RawReadyTask>({ name: 'sy-admit', text: ADMIT_SQL, values: [admitted] });
+        for (const r of ready.rows) {
+          jobs.get(r.job_id)?.push(toReadyTask(r));
+        }
+      }
+      await client.query('commit');
+      return [...jobs].map(([jobId, ready]) => ({ jobId, ready }));
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
-  /** The pending tasks of an admitted job, for its producer to enqueue. */
-  async readyTasksOf(jobId: string): Promise<AdmittedTask[]> {
-    const result = await this.db.execute<{ task_id: string; job_id: string; tenant_id: string; role: string; trace_context: TraceCarrier | null; queue_job_id: string | null }>(sql`
-      select task_id, job_id, tenant_id, role, trace_context, queue_job_id from agent_task_state t
-      where job_id = ${jobId} and parent_task_id is not null and status = 'pending' and ${dependenciesDone('t')}
-      order by ordinal, created_at`);
-    return result.rows.map((r) => ({ taskId: r.task_id, jobId: r.job_id, tenantId: r.tenant_id, role: r.role, traceContext: r.trace_context, queueJobId: r.queue_job_id }));
+  /** Whether a job waits for admission: a pass when nothing is queued would admit nothing, so callers skip it. */
+  async anyQueued(): Promise<boolean> {
+    const result = await this.pool.query<{ queued: boolean }>({ name: 'sy-any-queued-job', text: ANY_QUEUED_SQL });
+    return result.rows[0]?.queued ?? false;
   }
 
   /** A job's status (its root row), or null when there is no such job of the tenant. */

@@ -38,6 +38,16 @@ const FIRST_STARTED_SQL = `/* sy:firstAttemptStarted */ with abandoned as (
   update model_call_ledger set outcome = 'abandoned' where task_id = $2::uuid and outcome = 'in_flight'
 ) ${attemptInsert.insertFromArray(1)}`;
 const FINISHED_SQL = `/* sy:attemptsFinished */ ${upsertAttemptsSql(1)}`;
+// Several calls' attempts at once (group commit): the rows of `$1`, and the tasks in `$2` whose earlier runs' rows are abandoned.
+const MANY_STARTED_SQL = `/* sy:attemptsStarted */ with abandoned as (
+  update model_call_ledger set outcome = 'abandoned' where task_id = any($2::uuid[]) and outcome = 'in_flight'
+) ${attemptInsert.insertFromArray(1)}`;
+
+/** An attempt about to be sent, as `recordStarted` takes it. */
+export interface StartedAttempt {
+  row: AttemptLedgerRow;
+  abandonEarlier: boolean;
+}
 
 /**
  * The cost ledger's durable path for a worker's job calls: each attempt's row is written
@@ -65,6 +75,15 @@ export class AttemptLedgerRepository {
       return;
     }
     await this.pool.query({ name: 'sy-attempt-started', text: STARTED_SQL, values });
+  }
+
+  /**
+   * `recordStarted` of several calls' attempts in one statement (one transaction): every row,
+   * or none. Each task makes one call at a time, so no two of them are the same task's.
+   */
+  async recordStartedMany(attempts: readonly StartedAttempt[]): Promise<void> {
+    const abandoning = attempts.filter((a) => a.abandonEarlier && a.row.taskId).map((a) => a.row.taskId!);
+    await this.pool.query({ name: 'sy-attempts-started', text: MANY_STARTED_SQL, values: [attemptRowsJson(attempts.map((a) => a.row)), abandoning] });
   }
 
   /** Attempts that finished (a failed call's): each row completed, or added if it was never started. */

@@ -1,7 +1,7 @@
 /**
  * The list reads that must stay cheap at millions of task rows (bench rows-1m): the job lists'
  * keyset pages and the admin task list. Real Postgres with the real migrations: first what they
- * return, then that the statements they send are walks of the migration-0009 indexes (no sort of
+ * return, then that the statements they send are walks of the migration-0008 indexes (no sort of
  * the whole tenant, no filter over the pages before the cursor, no scan of every running task).
  */
 import { randomUUID } from 'node:crypto';
@@ -14,19 +14,20 @@ import { createTestDatabase, type TestDatabase } from '../testing/test-database'
 import { AdminJobRepository } from './admin-job.repository';
 import type { JobListCursor } from './job-list';
 import { TaskRecoveryRepository } from './task-recovery.repository';
-import { TaskRepository, type TaskView } from './task.repository';
+import { JobRepository } from './job.repository';
+import type { TaskView } from './job-views';
 
 let database: TestDatabase;
 /** The statements the repositories below sent, with their parameters. */
 const sent: { sql: string; params: unknown[] }[] = [];
-let tasks: TaskRepository;
+let tasks: JobRepository;
 let admin: AdminJobRepository;
 let recovery: TaskRecoveryRepository;
 
 beforeAll(async () => {
   database = await createTestDatabase();
   const logged = drizzle(database.pool, { schema, logger: { logQuery: (query, params) => void sent.push({ sql: query, params }) } });
-  tasks = new TaskRepository(logged, database.pool);
+  tasks = new JobRepository(logged, database.pool);
   admin = new AdminJobRepository(logged);
   recovery = new TaskRecoveryRepository(logged);
 });

@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { eq, inArray } from 'drizzle-orm';
 import type { Pool } from 'pg';
 import { poolBehind, type Database } from '../database';
 import { modelCallResults, type ModelCallResultRow } from '../schema';
@@ -11,6 +11,16 @@ const resultInsert = jsonRowInsert<NewModelCallResult>(modelCallResults, { cost_
 // One statement: the call's attempt rows land in the ledger whether or not this answer is the one kept.
 const STORE_WITH_ATTEMPTS_SQL = `/* sy:storeCallResult */ with attempts as (${upsertAttemptsSql(2)})
   ${resultInsert.insertFromArray(1)} on conflict do nothing returning created_at`;
+
+// Several calls' answers at once (group commit); the keys returned are the answers inserted.
+const STORE_MANY_SQL = `/* sy:storeCallResults */ with attempts as (${upsertAttemptsSql(2)})
+  ${resultInsert.insertFromArray(1)} on conflict do nothing returning idempotency_key, created_at`;
+
+/** An answer and the ledger rows of the attempts that obtained it, as `store` takes them. */
+export interface CallResultToStore {
+  result: NewModelCallResult;
+  attempts: readonly AttemptLedgerRow[];
+}
 
 /**
  * Model answers already paid for, by idempotency key (task, step, call of the step). The
@@ -31,6 +41,42 @@ export class ModelCallResultRepository {
   async find(idempotencyKey: string): Promise<ModelCallResultRow | undefined> {
     const [row] = await this.db.select().from(modelCallResults).where(eq(modelCallResults.idempotencyKey, idempotencyKey));
     return row;
+  }
+
+  /** `find` of several keys in one statement, in the order of `keys`. */
+  async findMany(keys: readonly string[]): Promise<(ModelCallResultRow | undefined)[]> {
+    const rows = await this.db.select().from(modelCallResults).where(inArray(modelCallResults.idempotencyKey, [...keys]));
+    const byKey = new Map(rows.map((row) => [row.idempotencyKey, row]));
+    return keys.map((key) => byKey.get(key));
+  }
+
+  /**
+   * `store` of several answers in one statement (one transaction): every answer and attempt
+   * row, or none. Returns the answer kept for each, in order: its own, or the one stored
+   * first for its key (by an earlier statement, or earlier in this one).
+   */
+  async storeMany(items: readonly CallResultToStore[]): Promise<ModelCallResultRow[]> {
+    const { rows } = await this.pool.query<{ idempotency_key: string; created_at: Date }>({
+      name: 'sy-store-call-results',
+      text: STORE_MANY_SQL,
+      values: [JSON.stringify(items.map((item) => resultInsert.toJson(item.result))), attemptRowsJson(items.flatMap((item) => item.attempts))],
+    });
+    const insertedAt = new Map(rows.map((row) => [row.idempotency_key, row.created_at]));
+    const itemsByKey = new Map<string, number>();
+    for (const item of items) itemsByKey.set(item.result.idempotencyKey, (itemsByKey.get(item.result.idempotencyKey) ?? 0) + 1);
+    const kept = new Map<string, ModelCallResultRow>();
+    for (const { result } of items) {
+      const createdAt = insertedAt.get(result.idempotencyKey);
+      // A key given twice is inserted once, from one of its items: which one is read back below.
+      if (createdAt !== undefined && itemsByKey.get(result.idempotencyKey) === 1) kept.set(result.idempotencyKey, { ...result, createdAt });
+    }
+    const unread = [...itemsByKey.keys()].filter((key) => !kept.has(key));
+    if (unread.length > 0) for (const row of await this.findMany(unread)) if (row) kept.set(row.idempotencyKey, row);
+    return items.map(({ result }) => {
+      const row = kept.get(result.idempotencyKey);
+      if (!row) throw new Error(`model call result ${result.idempotencyKey} neither inserted nor found`);
+      return row;
+    });
   }
 
   /**

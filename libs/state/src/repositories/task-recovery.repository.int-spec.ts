@@ -9,15 +9,19 @@ import type { NewTaskRow } from '../schema';
 import { createTestDatabase, type TestDatabase } from '../testing/test-database';
 import { TaskRecoveryRepository, type StaleDecision } from './task-recovery.repository';
 import { AttemptLedgerRepository } from './attempt-ledger.repository';
-import { LeaseLostError, TaskRepository, type Lease } from './task.repository';
+import { JobRepository } from './job.repository';
+import { LeaseLostError, type Lease } from './task-clauses';
+import { TaskLeaseRepository } from './task-lease.repository';
 
 let database: TestDatabase;
-let tasks: TaskRepository;
+let jobs: JobRepository;
+let tasks: TaskLeaseRepository;
 let recovery: TaskRecoveryRepository;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  tasks = new TaskRepository(database.db);
+  jobs = new JobRepository(database.db);
+  tasks = new TaskLeaseRepository(database.db);
   recovery = new TaskRecoveryRepository(database.db);
 });
 
@@ -50,7 +54,7 @@ async function createJob(extracts: number, optional: boolean[] = []) {
     inputSummary: {},
     totalSteps: 2,
   };
-  await tasks.createJob(root, [...extractRows, synthesize]);
+  await jobs.createJob(root, [...extractRows, synthesize]);
   return { jobId, extractIds: extractRows.map((r) => r.taskId as string), synthesizeId: synthesize.taskId as string };
 }
 
@@ -131,6 +135,31 @@ describe('TaskRecoveryRepository (Postgres)', () => {
     expect((await tasks.findTask(job.jobId))!).toMatchObject({ status: 'failed', error: 'task extract-1 failed: abandoned: retry limit reached' });
     expect((await tasks.findTask(job.extractIds[1]!))!.status).toBe('cancelled');
     expect((await tasks.findTask(job.synthesizeId))!.status).toBe('cancelled');
+  });
+
+  it('hands the sweep a retried task with its retry base: the retries since the retry by request, not all of them', async () => {
+    const job = await createJob(1);
+    const [extract] = job.extractIds as [string];
+    await claim(extract);
+    await silence([extract]);
+    await recovery.sweepStale({ sweeperId: 'sweeper:a', staleAfterMs: 5_000, limit: 100, decide: () => ({ action: 'fail', reason: 'abandoned: retry limit reached' }) });
+    const tenantId = (await tasks.findTask(job.jobId))!.tenantId;
+    expect(await jobs.retryJob(tenantId, job.jobId)).toEqual({ retried: true, tasks: 2 });
+    await database.db.execute(sql`update agent_task_state set status = 'pending' where job_id = ${job.jobId}`);
+    await claim(extract, 'worker-b');
+    await silence([extract]);
+
+    const seen: Array<{ retryCount: number; retryBase: number }> = [];
+    await recovery.sweepStale({
+      sweeperId: 'sweeper:b',
+      staleAfterMs: 5_000,
+      limit: 100,
+      decide: (task) => {
+        if (task.taskId === extract) seen.push({ retryCount: task.retryCount, retryBase: task.retryBase });
+        return requeue();
+      },
+    });
+    expect(seen).toEqual([{ retryCount: 2, retryBase: 2 }]);
   });
 
   it('keeps a fan-in task blocked until every required dependency finished', async () => {
@@ -261,7 +290,7 @@ describe('giving up on tasks: optional ones skipped, in-flight attempts abandone
     await claim(job.extractIds[0]!);
     await ledger().recordStarted(inFlight(job.extractIds[0]!, job.jobId, 'c:1'), { abandonEarlier: false });
     const tenantId = (await tasks.findTask(job.jobId))!.tenantId;
-    expect((await tasks.cancelJob(tenantId, job.jobId))?.cancelled).toBe(true);
+    expect((await jobs.cancelJob(tenantId, job.jobId))?.cancelled).toBe(true);
     expect(await outcomes(job.jobId)).toEqual([['c:1', 'abandoned']]);
   });
 });

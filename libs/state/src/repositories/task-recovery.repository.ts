@@ -4,7 +4,7 @@ import type { TaskStatus } from '@switchyard/contracts';
 import type { Database } from '../database';
 import { agentTaskState as t } from '../schema';
 import type { TraceCarrier } from '@switchyard/contracts';
-import { abandonInFlightAttempts, dependenciesDone, failTaskStatement, type Lease } from './task.repository';
+import { abandonInFlightAttempts, dependenciesDone, failTaskStatement, type Lease } from './task-clauses';
 
 /** A running task whose heartbeat is older than the stale threshold, locked for this sweep. */
 export interface StaleTask {
@@ -17,6 +17,8 @@ export interface StaleTask {
   leaseOwner: string | null;
   leaseVersion: number;
   retryCount: number;
+  /** `retry_count` at the job's last retry by request: the retry limit counts from here. */
+  retryBase: number;
   currentStep: number;
   totalSteps: number;
   updatedAt: Date;
@@ -32,7 +34,7 @@ export type SweptTask = StaleTask &
     /**
      * An optional task at the retry limit: it is given up as `skipped`, not failed, so that its
      * dependents go on and its job can complete. The sweep takes its lease (the dead owner is
-     * fenced out); the caller skips it with `TaskRepository.skipTask(lease, …)`, the same finish
+     * fenced out); the caller skips it with `TaskLeaseRepository.skipTask(lease, …)`, the same finish
      * path as a worker's, which readies dependents and completes the job. Should the caller die
      * first, the task is stale again under the sweeper's lease and the next sweep gives it up again.
      */
@@ -91,6 +93,7 @@ const staleColumns = {
   leaseOwner: t.leaseOwner,
   leaseVersion: t.leaseVersion,
   retryCount: t.retryCount,
+  retryBase: t.retryBase,
   currentStep: t.currentStep,
   totalSteps: t.totalSteps,
   updatedAt: t.updatedAt,

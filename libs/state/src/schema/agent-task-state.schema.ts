@@ -63,6 +63,12 @@ export const agentTaskState = pgTable(
     currentStep: integer('current_step').notNull().default(0),
     totalSteps: integer('total_steps').notNull(),
     retryCount: integer('retry_count').notNull().default(0),
+    /**
+     * `retry_count` when the job was last retried by request (`POST /v1/jobs/:id/retry`): the
+     * sweeper's retry limit counts the retries since then, so a retried task gets a fresh budget
+     * while `retry_count` (and the queue job ids named after it) keeps counting up.
+     */
+    retryBase: integer('retry_base').notNull().default(0),
     routeTargets: jsonb('route_targets').$type<RouteRecord[]>().notNull().default(sql`'[]'::jsonb`),
     costUsd: doublePrecision('cost_usd').notNull().default(0),
     leaseOwner: text('lease_owner'),

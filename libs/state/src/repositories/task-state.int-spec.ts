@@ -3,14 +3,18 @@ import { eq, sql } from 'drizzle-orm';
 import type { RouteRecord } from '@switchyard/contracts';
 import { agentTaskState, type NewTaskRow, type StepCheckpoint } from '../schema';
 import { createTestDatabase, type TestDatabase } from '../testing/test-database';
-import { LeaseLostError, TaskRepository, type Lease, type TaskOutcomeRow } from './task.repository';
+import { JobRepository } from './job.repository';
+import { LeaseLostError, type Lease, type TaskOutcomeRow } from './task-clauses';
+import { TaskLeaseRepository } from './task-lease.repository';
 
 let database: TestDatabase;
-let repo: TaskRepository;
+let jobs: JobRepository;
+let repo: TaskLeaseRepository;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  repo = new TaskRepository(database.db);
+  jobs = new JobRepository(database.db);
+  repo = new TaskLeaseRepository(database.db);
 });
 
 afterAll(async () => {
@@ -75,7 +79,7 @@ function buildJob(spec: JobSpec): BuiltJob {
 
 async function createJob(spec: JobSpec): Promise<BuiltJob> {
   const job = buildJob(spec);
-  const result = await repo.createJob(job.root, job.tasks);
+  const result = await jobs.createJob(job.root, job.tasks);
   expect(result).toEqual({ created: true, jobId: job.jobId });
   return job;
 }
@@ -113,13 +117,13 @@ const route = (step: number, target = 'local_7b', outcome: RouteRecord['outcome'
   latency_ms: 5,
 });
 
-describe('TaskRepository (Postgres)', () => {
+describe('JobRepository and TaskLeaseRepository (Postgres)', () => {
   describe('createJob', () => {
     it('writes the root and every task, all pending', async () => {
       const tenantId = newTenant();
       const job = await createJob({ tenantId, extracts: 3 });
 
-      const tree = await repo.findJobTree(tenantId, job.jobId);
+      const tree = await jobs.findJobTree(tenantId, job.jobId);
       expect(tree).toHaveLength(5);
       expect(tree[0]).toMatchObject({ taskId: job.jobId, parentTaskId: null, jobId: job.jobId, role: 'job', status: 'pending' });
       expect(tree.slice(1).map((t) => t.taskId).sort()).toEqual([...job.extractIds, job.synthesizeId].sort());
@@ -149,12 +153,12 @@ describe('TaskRepository (Postgres)', () => {
       const job = buildJob({ tenantId, extracts: 2, idempotencyKey: 'k-rollback' });
       const broken = [...job.tasks, { ...job.tasks[0]!, agentId: 'extract-dup' }]; // duplicate primary key
 
-      await expect(repo.createJob(job.root, broken)).rejects.toThrow();
+      await expect(jobs.createJob(job.root, broken)).rejects.toThrow();
       expect(await repo.findTask(job.jobId)).toBeUndefined();
       expect(await countRows(eq(agentTaskState.tenantId, tenantId))).toBe(0);
 
       // The idempotency key was not consumed: the same submission can be made again.
-      expect(await repo.createJob(job.root, job.tasks)).toEqual({ created: true, jobId: job.jobId });
+      expect(await jobs.createJob(job.root, job.tasks)).toEqual({ created: true, jobId: job.jobId });
       expect(await countRows(eq(agentTaskState.jobId, job.jobId))).toBe(4);
     });
 
@@ -162,7 +166,7 @@ describe('TaskRepository (Postgres)', () => {
       const tenantId = newTenant();
       const job = buildJob({ tenantId });
       const orphan = { ...job.tasks[0]!, taskId: randomUUID(), parentTaskId: randomUUID() };
-      await expect(repo.createJob(job.root, [...job.tasks, orphan])).rejects.toThrow();
+      await expect(jobs.createJob(job.root, [...job.tasks, orphan])).rejects.toThrow();
       expect(await countRows(eq(agentTaskState.tenantId, tenantId))).toBe(0);
     });
 
@@ -171,7 +175,7 @@ describe('TaskRepository (Postgres)', () => {
       const first = await createJob({ tenantId, idempotencyKey: 'same-key' });
       const second = buildJob({ tenantId, idempotencyKey: 'same-key', extracts: 4 });
 
-      const result = await repo.createJob(second.root, second.tasks);
+      const result = await jobs.createJob(second.root, second.tasks);
       expect(result.created).toBe(false);
       if (result.created) return;
       expect(result.existing).toMatchObject({
@@ -190,7 +194,7 @@ describe('TaskRepository (Postgres)', () => {
       const tenantId = newTenant();
       const a = buildJob({ tenantId, idempotencyKey: 'race' });
       const b = buildJob({ tenantId, idempotencyKey: 'race' });
-      const results = await Promise.all([repo.createJob(a.root, a.tasks), repo.createJob(b.root, b.tasks)]);
+      const results = await Promise.all([jobs.createJob(a.root, a.tasks), jobs.createJob(b.root, b.tasks)]);
 
       const created = results.filter((r) => r.created);
       const found = results.flatMap((r) => (r.created ? [] : [r.existing.taskId]));
@@ -211,7 +215,7 @@ describe('TaskRepository (Postgres)', () => {
       const tenantId = newTenant();
       await createJob({ tenantId });
       await createJob({ tenantId });
-      expect(await repo.listJobs(tenantId, { limit: 10 })).toHaveLength(2);
+      expect(await jobs.listJobs(tenantId, { limit: 10 })).toHaveLength(2);
     });
   });
 
@@ -219,9 +223,9 @@ describe('TaskRepository (Postgres)', () => {
     it('removes the job and, by cascade, its tasks; only within the tenant', async () => {
       const tenantId = newTenant();
       const job = await createJob({ tenantId });
-      await repo.deleteJob(newTenant(), job.jobId);
+      await jobs.deleteJob(newTenant(), job.jobId);
       expect(await countRows(eq(agentTaskState.jobId, job.jobId))).toBe(4);
-      await repo.deleteJob(tenantId, job.jobId);
+      await jobs.deleteJob(tenantId, job.jobId);
       expect(await countRows(eq(agentTaskState.jobId, job.jobId))).toBe(0);
     });
   });
@@ -233,17 +237,17 @@ describe('TaskRepository (Postgres)', () => {
       const stranger = newTenant();
       await createJob({ tenantId: stranger });
 
-      expect(await repo.findJobTree(stranger, job.jobId)).toEqual([]);
-      const theirs = await repo.listJobs(stranger, { limit: 50 });
+      expect(await jobs.findJobTree(stranger, job.jobId)).toEqual([]);
+      const theirs = await jobs.listJobs(stranger, { limit: 50 });
       expect(theirs.map((j) => j.taskId)).not.toContain(job.jobId);
       expect(theirs).toHaveLength(1);
-      expect(await repo.listJobs(newTenant(), { limit: 50 })).toEqual([]);
+      expect(await jobs.listJobs(newTenant(), { limit: 50 })).toEqual([]);
     });
 
     it('lists only root rows', async () => {
       const tenantId = newTenant();
       const job = await createJob({ tenantId, extracts: 3 });
-      const listed = await repo.listJobs(tenantId, { limit: 50 });
+      const listed = await jobs.listJobs(tenantId, { limit: 50 });
       expect(listed.map((j) => j.taskId)).toEqual([job.jobId]);
       expect(listed[0]!.parentTaskId).toBeNull();
     });
@@ -253,13 +257,13 @@ describe('TaskRepository (Postgres)', () => {
       const base = Date.parse('2030-01-01T00:00:00.000Z');
       // Two pairs share a timestamp so that the task id has to break the tie.
       const offsets = [0, 1_000, 1_000, 2_000, 3_000, 3_000, 4_000];
-      const jobs: { id: string; createdAt: Date }[] = [];
+      const created: { id: string; createdAt: Date }[] = [];
       for (const offset of offsets) {
         const createdAt = new Date(base + offset);
         const job = await createJob({ tenantId, createdAt, extracts: 1 });
-        jobs.push({ id: job.jobId, createdAt });
+        created.push({ id: job.jobId, createdAt });
       }
-      const expected = [...jobs]
+      const expected = [...created]
         .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
         .map((j) => j.id);
 
@@ -267,7 +271,7 @@ describe('TaskRepository (Postgres)', () => {
       const pageSizes: number[] = [];
       let cursor: { createdAt: Date; taskId: string } | undefined;
       for (let page = 0; page < 10; page += 1) {
-        const rows = await repo.listJobs(tenantId, { limit: 3, ...(cursor ? { cursor } : {}) });
+        const rows = await jobs.listJobs(tenantId, { limit: 3, ...(cursor ? { cursor } : {}) });
         pageSizes.push(rows.length);
         seen.push(...rows.map((r) => r.taskId));
         if (rows.length < 3) break;
@@ -289,12 +293,12 @@ describe('TaskRepository (Postgres)', () => {
         await database.db.update(agentTaskState).set({ createdAt: sql`${stamp}::timestamptz` }).where(eq(agentTaskState.taskId, job.jobId));
         ids.push(job.jobId);
       }
-      const first = await repo.listJobs(tenantId, { limit: 2 });
+      const first = await jobs.listJobs(tenantId, { limit: 2 });
       expect(first).toHaveLength(2);
       // Stored at millisecond precision, two of the stamps tie: the task id orders them.
       expect(first[0]!.taskId).toBe(ids[0]);
       const last = first.at(-1)!;
-      const second = await repo.listJobs(tenantId, { limit: 2, cursor: { createdAt: last.createdAt, taskId: last.taskId } });
+      const second = await jobs.listJobs(tenantId, { limit: 2, cursor: { createdAt: last.createdAt, taskId: last.taskId } });
       expect(second).toHaveLength(1);
       expect([...first, ...second].map((r) => r.taskId).sort()).toEqual([...ids].sort());
     });
@@ -304,11 +308,11 @@ describe('TaskRepository (Postgres)', () => {
       const cancelled = await createJob({ tenantId });
       const running = await createJob({ tenantId });
       const pending = await createJob({ tenantId });
-      await repo.cancelJob(tenantId, cancelled.jobId);
+      await jobs.cancelJob(tenantId, cancelled.jobId);
       await claim(running.extractIds[0]!);
 
       const ids = async (status: 'pending' | 'running' | 'cancelled' | 'success') =>
-        (await repo.listJobs(tenantId, { status, limit: 10 })).map((j) => j.taskId);
+        (await jobs.listJobs(tenantId, { status, limit: 10 })).map((j) => j.taskId);
       expect(await ids('cancelled')).toEqual([cancelled.jobId]);
       expect(await ids('running')).toEqual([running.jobId]);
       expect(await ids('pending')).toEqual([pending.jobId]);
@@ -340,14 +344,18 @@ describe('TaskRepository (Postgres)', () => {
       const lease2 = await claim(a.extractIds[1]!);
       await repo.checkpoint(lease2, checkpointOf(0), [], 0.5);
 
-      const summary = await repo.summarizeJobs([a.jobId, b.jobId, randomUUID()]);
+      const other = await createJob({ tenantId: newTenant(), extracts: 1 });
+
+      const summary = await jobs.summarizeJobs(tenantId, [a.jobId, b.jobId, other.jobId, randomUUID()]);
       expect(summary.size).toBe(2);
       expect(summary.get(a.jobId)).toEqual({ total: 4, completed: 1, costUsd: 0.75 });
       expect(summary.get(b.jobId)).toEqual({ total: 2, completed: 0, costUsd: 0 });
+      // Another tenant's job is not summarised for this one.
+      expect(summary.has(other.jobId)).toBe(false);
     });
 
     it('answers an empty list without a query', async () => {
-      expect((await repo.summarizeJobs([])).size).toBe(0);
+      expect((await jobs.summarizeJobs(newTenant(), [])).size).toBe(0);
     });
   });
 
@@ -409,7 +417,7 @@ describe('TaskRepository (Postgres)', () => {
       expect(await repo.claimTask(job.extractIds[0]!, 'worker-b')).toEqual({ claimed: false, reason: 'finished', status: 'success' });
 
       const cancelled = await createJob({ tenantId: newTenant() });
-      await repo.cancelJob(cancelled.root.tenantId, cancelled.jobId);
+      await jobs.cancelJob(cancelled.root.tenantId, cancelled.jobId);
       expect(await repo.claimTask(cancelled.extractIds[0]!, 'worker-b')).toEqual({ claimed: false, reason: 'finished', status: 'cancelled' });
     });
 
@@ -475,6 +483,38 @@ describe('TaskRepository (Postgres)', () => {
       expect((error as LeaseLostError).lease).toEqual(stale);
       expect((error as Error).message).toContain(stale.taskId);
       expect(await row(fresh.taskId)).toEqual(before);
+    });
+  });
+
+  describe('checkpointReadingJobInput and findJobInput', () => {
+    const input = { question: 'q', documents: [{ id: 'd1', text: 'long' }], nested: { items: [1, 2], keep: true }, 'odd "key"': ['x'] };
+
+    async function jobWithInput() {
+      const job = buildJob({ tenantId: newTenant() });
+      expect(await jobs.createJob({ ...job.root, inputSummary: { input } }, job.tasks)).toEqual({ created: true, jobId: job.jobId });
+      return job;
+    }
+
+    it("checkpoints the step and returns the job's input without the arrays at the given paths, in one statement", async () => {
+      const job = await jobWithInput();
+      const lease = await claim(job.extractIds[0]!);
+
+      const read = await repo.checkpointReadingJobInput(lease, checkpointOf(0, 'prepare'), [['documents'], ['nested', 'items'], ['odd "key"']]);
+      expect(read).toEqual({ question: 'q', nested: { keep: true } });
+      expect(await row(lease.taskId)).toMatchObject({ currentStep: 1, stepCheckpoints: [checkpointOf(0, 'prepare')] });
+      expect(await repo.checkpointReadingJobInput(lease, checkpointOf(1), [])).toEqual(input);
+      expect(await repo.findJobInput(job.jobId, [['documents']])).toEqual({ question: 'q', nested: input.nested, 'odd "key"': ['x'] });
+      expect(await repo.findJobInput(job.jobId)).toEqual(input);
+    });
+
+    it('refuses a stale lease and changes nothing', async () => {
+      const job = await jobWithInput();
+      const lease = await claim(job.extractIds[0]!);
+      const before = await row(lease.taskId);
+
+      await expect(repo.checkpointReadingJobInput({ ...lease, version: lease.version + 1 }, checkpointOf(0), [])).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(repo.checkpointReadingJobInput(lease, checkpointOf(1), [])).rejects.toBeInstanceOf(LeaseLostError); // skipped step
+      expect(await row(lease.taskId)).toEqual(before);
     });
   });
 
@@ -652,7 +692,7 @@ describe('TaskRepository (Postgres)', () => {
       await repo.completeTask(done, checkpointOf(0), { conclusion: 'c', evidence: [], confidence: 1 }, [], 0);
       const running = await claim(job.extractIds[1]!);
 
-      expect(await repo.cancelJob(tenantId, job.jobId)).toEqual({ status: 'cancelled', cancelled: true });
+      expect(await jobs.cancelJob(tenantId, job.jobId)).toEqual({ status: 'cancelled', cancelled: true });
       expect(await row(job.jobId)).toMatchObject({ status: 'cancelled', error: 'cancelled by request' });
       expect(await row(job.extractIds[0]!)).toMatchObject({ status: 'success' });
       expect(await row(job.extractIds[1]!)).toMatchObject({ status: 'cancelled' });
@@ -664,28 +704,28 @@ describe('TaskRepository (Postgres)', () => {
     it('does not cancel a finished job', async () => {
       const tenantId = newTenant();
       const job = await createJob({ tenantId, extracts: 1 });
-      await repo.cancelJob(tenantId, job.jobId);
-      expect(await repo.cancelJob(tenantId, job.jobId)).toEqual({ status: 'cancelled', cancelled: false });
+      await jobs.cancelJob(tenantId, job.jobId);
+      expect(await jobs.cancelJob(tenantId, job.jobId)).toEqual({ status: 'cancelled', cancelled: false });
 
       const failed = await createJob({ tenantId, extracts: 1 });
       const lease = await claim(failed.extractIds[0]!);
       await repo.failTask(lease, 'boom', []);
-      expect(await repo.cancelJob(tenantId, failed.jobId)).toEqual({ status: 'failed', cancelled: false });
+      expect(await jobs.cancelJob(tenantId, failed.jobId)).toEqual({ status: 'failed', cancelled: false });
       expect(await row(failed.jobId)).toMatchObject({ status: 'failed' });
     });
 
     it("returns null for another tenant's job and leaves it alone", async () => {
       const tenantId = newTenant();
       const job = await createJob({ tenantId });
-      expect(await repo.cancelJob(newTenant(), job.jobId)).toBeNull();
-      expect(await repo.cancelJob(tenantId, randomUUID())).toBeNull();
+      expect(await jobs.cancelJob(newTenant(), job.jobId)).toBeNull();
+      expect(await jobs.cancelJob(tenantId, randomUUID())).toBeNull();
       expect(await row(job.jobId)).toMatchObject({ status: 'pending' });
     });
 
     it('returns null for a task id that is not a job', async () => {
       const tenantId = newTenant();
       const job = await createJob({ tenantId });
-      expect(await repo.cancelJob(tenantId, job.extractIds[0]!)).toBeNull();
+      expect(await jobs.cancelJob(tenantId, job.extractIds[0]!)).toBeNull();
       expect(await row(job.extractIds[0]!)).toMatchObject({ status: 'pending' });
     });
   });
@@ -705,7 +745,7 @@ describe('DAG fan-in (depends_on) and ready dependents', () => {
       { ...base, taskId: merge, agentId: 'merge', role: 'merge', ordinal: 4, dependsOn: [reader1, reader2, historian] },
     ];
     const root: NewTaskRow = { taskId: jobId, jobId, tenantId, jobType: 'incident_review', parentTaskId: null, agentId: 'supervisor', role: 'job', inputSummary: {}, totalSteps: 5 };
-    expect(await repo.createJob(root, rows)).toEqual({ created: true, jobId });
+    expect(await jobs.createJob(root, rows)).toEqual({ created: true, jobId });
     return { jobId, triage, reader1, reader2, historian, merge };
   }
 
@@ -776,7 +816,7 @@ describe("a planner's subtasks (goal jobs)", () => {
     const [planner, combine] = [randomUUID(), randomUUID()];
     const base = { jobId, tenantId, jobType: 'goal', parentTaskId: jobId, inputSummary: {}, totalSteps: 2 };
     const root: NewTaskRow = { taskId: jobId, jobId, tenantId, jobType: 'goal', parentTaskId: null, agentId: 'supervisor', role: 'job', inputSummary: {}, totalSteps: 2 };
-    await repo.createJob(root, [
+    await jobs.createJob(root, [
       { ...base, taskId: planner, agentId: 'planner', role: 'planner', ordinal: 0 },
       { ...base, taskId: combine, agentId: 'combine', role: 'combine', ordinal: 1, dependsOn: [planner] },
     ]);
@@ -858,7 +898,7 @@ describe('retryJob', () => {
     await repo.failTask(failing, 'upstream rejected the request', []);
     const before = await row(second);
 
-    expect(await repo.retryJob(tenantId, job.jobId)).toEqual({ retried: true, tasks: 3 });
+    expect(await jobs.retryJob(tenantId, job.jobId)).toEqual({ retried: true, tasks: 3 });
     expect(await row(job.jobId)).toMatchObject({ status: 'queued', error: null, finishedAt: null });
     expect(await row(first)).toMatchObject({ status: 'success', outputSummary: output, retryCount: 0 });
     const retried = await row(second);
@@ -871,6 +911,7 @@ describe('retryJob', () => {
       stepCheckpoints: [checkpointOf(0, 'prepare')],
       costUsd: 0.25,
       retryCount: before.retryCount + 1,
+      retryBase: before.retryCount + 1,
       leaseVersion: before.leaseVersion + 1,
       queueJobId: `${second}.r${before.retryCount + 1}`,
     });
@@ -886,9 +927,9 @@ describe('retryJob', () => {
     const [optional, required] = job.extractIds as [string, string];
     await repo.skipTask(await claim(optional), 'skipped: no target', []);
     await repo.completeTask(await claim(required), checkpointOf(0), output, [], 0);
-    expect((await repo.cancelJob(tenantId, job.jobId))?.cancelled).toBe(true);
+    expect((await jobs.cancelJob(tenantId, job.jobId))?.cancelled).toBe(true);
 
-    expect(await repo.retryJob(tenantId, job.jobId)).toEqual({ retried: true, tasks: 2 });
+    expect(await jobs.retryJob(tenantId, job.jobId)).toEqual({ retried: true, tasks: 2 });
     expect(await row(optional)).toMatchObject({ status: 'queued' });
     expect(await row(job.synthesizeId)).toMatchObject({ status: 'queued' });
 
@@ -896,7 +937,7 @@ describe('retryJob', () => {
     await repo.skipTask(await claim(other.extractIds[0]!), 'skipped: no target', []);
     await repo.completeTask(await claim(other.synthesizeId), checkpointOf(0), output, [], 0);
     await database.db.update(agentTaskState).set({ status: 'failed' }).where(eq(agentTaskState.taskId, other.jobId));
-    expect(await repo.retryJob(tenantId, other.jobId)).toEqual({ retried: true, tasks: 0 });
+    expect(await jobs.retryJob(tenantId, other.jobId)).toEqual({ retried: true, tasks: 0 });
     expect(await row(other.extractIds[0]!)).toMatchObject({ status: 'skipped' });
   });
 
@@ -914,7 +955,7 @@ describe('retryJob', () => {
         [key, tenantId, taskId],
       );
     for (const key of [`${done}:0:1`, `${failing}:0:1`, `${failing}:1:1`, `${failing}:1:2`]) await answer(key, key.slice(0, 36));
-    await repo.retryJob(tenantId, job.jobId);
+    await jobs.retryJob(tenantId, job.jobId);
     const keys = (await database.pool.query<{ k: string }>('select idempotency_key as k from model_call_results where tenant_id = $1 order by 1', [tenantId])).rows.map((r) => r.k);
     expect(keys).toEqual([`${done}:0:1`, `${failing}:0:1`].sort());
   });
@@ -922,8 +963,8 @@ describe('retryJob', () => {
   it('refuses a job that is not failed or cancelled, and finds no job of another tenant', async () => {
     const tenantId = newTenant();
     const job = await createJob({ tenantId });
-    expect(await repo.retryJob(tenantId, job.jobId)).toEqual({ retried: false, status: 'pending' });
-    expect(await repo.retryJob(newTenant(), job.jobId)).toBeNull();
+    expect(await jobs.retryJob(tenantId, job.jobId)).toEqual({ retried: false, status: 'pending' });
+    expect(await jobs.retryJob(newTenant(), job.jobId)).toBeNull();
     expect(await row(job.jobId)).toMatchObject({ status: 'pending' });
   });
 });
@@ -932,7 +973,7 @@ describe('claimTask brings the job context', () => {
   it("returns the job's meta, workflow hash, type and task count with the claim", async () => {
     const tenantId = newTenant();
     const job = buildJob({ tenantId, extracts: 2 });
-    await repo.createJob({ ...job.root, workflowHash: 'hash-1', inputSummary: { input: {}, meta: { sensitivity: 'sensitive' } } }, job.tasks);
+    await jobs.createJob({ ...job.root, workflowHash: 'hash-1', inputSummary: { input: {}, meta: { sensitivity: 'sensitive' } } }, job.tasks);
     const claimed = await repo.claimTask(job.extractIds[0]!, 'worker-a');
     if (!claimed.claimed) throw new Error('not claimed');
     expect(claimed.job).toEqual({ meta: { sensitivity: 'sensitive' }, workflowHash: 'hash-1', jobType: 'doc_review', taskCount: 3 });

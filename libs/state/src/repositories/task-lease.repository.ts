@@ -1,0 +1,442 @@
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import type { Pool } from 'pg';
+import type { RouteRecord, TaskStatus, TraceCarrier } from '@switchyard/contracts';
+import { poolBehind, type Database } from '../database';
+import { agentTaskState as t, type NewTaskRow, type StepCheckpoint, type TaskRow } from '../schema';
+import {
+  FENCE,
+  LeaseLostError,
+  dependenciesDoneSql,
+  failTaskStatement,
+  json,
+  leaseFence,
+  toReadyTask,
+  taskInsert,
+  toOutcome,
+  type Lease,
+  type RawOutcome,
+  type RawReadyTask,
+  type ReadyTask,
+  type TaskOutcomeRow,
+} from './task-clauses';
+
+/** What every task of a job runs with, read from the job's root row. */
+export interface JobContext {
+  meta: unknown;
+  workflowHash: string | null;
+  jobType: string;
+  /** The job's task count (the root's total_steps), which sizes its retry budget. */
+  taskCount: number;
+}
+
+export type ClaimResult =
+  | { claimed: true; task: TaskRow; lease: Lease; job?: JobContext }
+  | { claimed: false; reason: 'missing' | 'already_running' | 'finished' | 'blocked'; status?: TaskStatus };
+
+/** What finishing a task changed beyond itself. */
+export interface FinishResult {
+  /** Tasks of the job that became claimable with this one finished. */
+  ready: ReadyTask[];
+  /** This task was the last unfinished one: the job is `success` with its result. */
+  jobCompleted: boolean;
+}
+
+/** How a task ends without failing its job: done with an output, or skipped (optional) with a reason. */
+export type TaskFinish =
+  | {
+      status: 'success';
+      checkpoint: StepCheckpoint;
+      output: unknown;
+      routes: RouteRecord[];
+      costUsd: number;
+      /**
+       * A planner's subtasks (their `depends_on` include the planner): written with its
+       * completion, in the same transaction, and the tasks that waited for the planner then
+       * wait for them too. A plan is never half there.
+       */
+      subtasks?: NewTaskRow[];
+    }
+  | { status: 'skipped'; reason: string; routes: RouteRecord[] };
+
+const CLAIM_SQL = `/* sy:claimTask */
+with claimed as (
+  update agent_task_state set status = 'running', lease_owner = $2, lease_version = lease_version + 1,
+    started_at = coalesce(started_at, now()), updated_at = now(), error = null
+  where task_id = $1 and status = 'pending' and ${dependenciesDoneSql('agent_task_state')}
+  returning *
+), job as (
+  update agent_task_state set status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
+  where task_id = (select job_id from claimed) and status = 'pending'
+  returning task_id
+)
+select c.*, r.input_summary -> 'meta' as job_meta, r.workflow_hash as job_workflow_hash, r.job_type as job_job_type, r.total_steps as job_task_count
+from claimed c left join agent_task_state r on r.task_id = c.job_id and r.parent_task_id is null`;
+
+const TASK_STATUS_SQL = `/* sy:taskStatus */ select status from agent_task_state where task_id = $1`;
+
+const CHECKPOINT_WRITE = `update agent_task_state set current_step = $4::int + 1, step_checkpoints = step_checkpoints || $5::jsonb,
+  route_targets = route_targets || $6::jsonb, cost_usd = cost_usd + $7::float8, updated_at = now()
+where ${FENCE} and current_step = $4::int`;
+
+const CHECKPOINT_SQL = `/* sy:checkpoint */
+${CHECKPOINT_WRITE}`;
+
+/**
+ * The job's input (on the root row `r`) without the arrays at the `count` paths given as
+ * parameters from `$first` on: a for_each task has its own item on its row, and need not read
+ * every other item of a large input again.
+ */
+function jobInputWithout(first: number, count: number): string {
+  let input = `(r.input_summary -> 'input')`;
+  for (let i = 0; i < count; i += 1) input = `(${input} #- $${first + i}::text[])`;
+  return input;
+}
+
+/** A checkpoint that also reads the job's input ($8… the paths left out): what a task's first call step needs, in the same round trip. */
+const checkpointReadingInputSql = (omitted: number) => `/* sy:checkpointReadingInput */
+${CHECKPOINT_WRITE}
+returning (select ${jobInputWithout(8, omitted)} from agent_task_state r where r.task_id = agent_task_state.job_id and r.parent_task_id is null) as job_input`;
+
+const jobInputSql = (omitted: number) => `/* sy:jobInput */
+select ${jobInputWithout(2, omitted)} as job_input from agent_task_state r where r.task_id = $1 and r.parent_task_id is null`;
+
+/*
+ * Finishing serialises on the job's root row: each finishing statement locks it (`for update`,
+ * held to commit) with its own update, so the next finisher's read (a new snapshot, taken once
+ * it holds the lock) sees every earlier finish. Without it two tasks finishing at once could
+ * each see the other unfinished: the job would never complete and their dependents never be
+ * enqueued. The lock rides in the finishing statement, not a round trip of its own.
+ */
+const LOCK_JOB_OF_DONE = `locked as (select 1 from agent_task_state where task_id = (select job_id from done) for update)
+select job_id from done, (select count(*) from locked) as lock_taken`;
+
+const COMPLETE_SQL = `/* sy:completeTask */
+with done as (
+  update agent_task_state set status = 'success', current_step = $4::int + 1,
+    step_checkpoints = step_checkpoints || $5::jsonb,
+    route_targets = route_targets || $6::jsonb,
+    cost_usd = cost_usd + $7::float8, output_summary = $8::jsonb,
+    updated_at = now(), finished_at = now(), error = null
+  where ${FENCE} and current_step = $4::int
+  returning job_id
+), ${LOCK_JOB_OF_DONE}`;
+
+const SKIP_SQL = `/* sy:skipTask */
+with done as (
+  update agent_task_state set status = 'skipped', error = $4, route_targets = route_targets || $5::jsonb,
+    updated_at = now(), finished_at = now()
+  where ${FENCE} and optional
+  returning job_id
+), ${LOCK_JOB_OF_DONE}`;
+
+/**
+ * After a finish, in one round trip (with the root row locked): the dependents of $2 that
+ * became ready, the count of the job's unfinished tasks (anything but success and an optional
+ * task given up) and, only when none is left, every task's outcome for the job's result.
+ */
+const AFTER_FINISH_SQL = `/* sy:afterFinish */
+with unfinished as (
+  select count(*)::int as n from agent_task_state
+  where job_id = $1 and parent_task_id is not null
+    and status <> 'success' and not (optional and status in ('skipped', 'failed', 'cancelled'))
+)
+select
+  (select coalesce(jsonb_agg(jsonb_build_object('task_id', d.task_id, 'job_id', d.job_id, 'tenant_id', d.tenant_id, 'role', d.role,
+      'trace_context', d.trace_context, 'queue_job_id', d.queue_job_id) order by d.ordinal), '[]'::jsonb)
+   from agent_task_state d
+   where d.job_id = $1 and d.status = 'pending' and $2::uuid = any(d.depends_on) and ${dependenciesDoneSql('d')}) as ready,
+  case when u.n = 0 then (
+    select jsonb_agg(jsonb_build_object('task_id', o.task_id, 'role', o.role, 'status', o.status, 'output_summary', o.output_summary,
+      'item_key', o.input_summary ->> 'item_key') order by o.ordinal, o.created_at)
+    from agent_task_state o where o.job_id = $1 and o.parent_task_id is not null) end as outcomes
+from unfinished u`;
+
+const COMPLETE_JOB_SQL = `/* sy:completeJob */
+update agent_task_state set status = 'success', output_summary = $2::jsonb, updated_at = now(), finished_at = now()
+where task_id = $1 and status = 'running'`;
+
+/** A planner's subtasks: $1 the rows as a JSON array. */
+const INSERT_SUBTASKS_SQL = `/* sy:insertSubtasks */
+${taskInsert.insertFromArray(1)}`;
+
+/**
+ * After a planner's subtasks went in ($1 job, $2 planner, $3 subtask ids): the job's other
+ * tasks that waited for the planner (the combining agent) wait for every subtask too and
+ * list after them (the subtasks take the ordinals after the planner's), and the root counts them.
+ */
+const EXTEND_DEPENDENTS_SQL = `/* sy:extendPlanDependents */
+update agent_task_state set
+  depends_on = case when task_id = $1 then depends_on else depends_on || $3::uuid[] end,
+  total_steps = case when task_id = $1 then total_steps + cardinality($3::uuid[]) else total_steps end,
+  ordinal = case when task_id = $1 then ordinal else ordinal + cardinality($3::uuid[]) end,
+  updated_at = now()
+where job_id = $1
+  and (task_id = $1 or ($2::uuid = any(depends_on) and parent_task_id is distinct from $2::uuid))`;
+
+const HEARTBEAT_SQL = `/* sy:heartbeat */ update agent_task_state set updated_at = now() where ${FENCE}`;
+
+const TASKS_OF_ROLES_SQL = `/* sy:tasksOfRoles */
+select task_id, role, status, output_summary, input_summary ->> 'item_key' as item_key
+from agent_task_state where job_id = $1 and role = any($2::text[]) and parent_task_id is not null
+order by ordinal asc, created_at asc`;
+
+const JOB_CONTEXT_SQL = `/* sy:jobContext */
+select input_summary -> 'meta' as meta, workflow_hash, job_type from agent_task_state where task_id = $1 and parent_task_id is null`;
+
+/**
+ * What a worker does to the tasks it runs: claim a lease, checkpoint each step, finish (complete,
+ * skip, fail) or hand the task back, heartbeat; and the reads a task run needs (its job's
+ * context, input and workflow version, its upstream's outcomes). Every write presents the lease.
+ */
+export class TaskLeaseRepository {
+  private readonly pool: Pool;
+
+  /** `pool` is the one behind `db` (`DatabaseHandle.pool`); when omitted, drizzle's client is used. */
+  constructor(
+    private readonly db: Database,
+    pool?: Pool,
+  ) {
+    this.pool = poolBehind(db, pool, 'TaskLeaseRepository');
+  }
+
+  /**
+   * Takes a pending task for `owner` and marks its job running, in one round trip. The
+   * bumped lease version is the fencing token every later write must present.
+   */
+  async claimTask(taskId: string, owner: string): Promise<ClaimResult> {
+    const result = await this.pool.query<Record<string, unknown>>({
+      name: 'sy-claim-task',
+      text: CLAIM_SQL,
+      values: [taskId, owner],
+    });
+    const raw = result.rows[0];
+    if (raw) {
+      const task = toTaskRow(raw);
+      // The job's context comes with the claim: a task run needs it at once, and one round trip is cheaper than two.
+      const job: JobContext | undefined =
+        raw.job_job_type == null
+          ? undefined
+          : { meta: raw.job_meta, workflowHash: (raw.job_workflow_hash as string | null) ?? null, jobType: raw.job_job_type as string, taskCount: Number(raw.job_task_count) };
+      return { claimed: true, task, lease: { taskId, owner, version: task.leaseVersion }, ...(job ? { job } : {}) };
+    }
+    const current = (await this.pool.query<{ status: TaskStatus }>({ name: 'sy-task-status', text: TASK_STATUS_SQL, values: [taskId] })).rows[0];
+    if (!current) return { claimed: false, reason: 'missing' };
+    if (current.status === 'pending') return { claimed: false, reason: 'blocked', status: current.status };
+    return {
+      claimed: false,
+      reason: current.status === 'running' || current.status === 'paused' ? 'already_running' : 'finished',
+      status: current.status,
+    };
+  }
+
+  /** Records a completed step; refused unless the lease still holds and the step is the next one. */
+  async checkpoint(lease: Lease, checkpoint: StepCheckpoint, routes: RouteRecord[], costUsd: number): Promise<void> {
+    const result = await this.pool.query({ name: 'sy-checkpoint', text: CHECKPOINT_SQL, values: checkpointValues(lease, checkpoint, routes, costUsd) });
+    if (result.rowCount !== 1) throw new LeaseLostError(lease, `checkpoint step ${checkpoint.step}`);
+  }
+
+  /**
+   * `checkpoint`, returning the job's input without the arrays at `omit` (see `findJobInput`)
+   * from the same statement: a task's gather step is followed by its first call, which needs it.
+   */
+  async checkpointReadingJobInput(lease: Lease, checkpoint: StepCheckpoint, omit: readonly (readonly string[])[]): Promise<unknown> {
+    const result = await this.pool.query<{ job_input: unknown }>({
+      name: `sy-checkpoint-reading-input-${omit.length}`,
+      text: checkpointReadingInputSql(omit.length),
+      values: [...checkpointValues(lease, checkpoint, [], 0), ...omit],
+    });
+    if (result.rowCount !== 1) throw new LeaseLostError(lease, `checkpoint step ${checkpoint.step}`);
+    return result.rows[0]!.job_input;
+  }
+
+  /**
+   * Records the last step and the task's output. Returns the dependents that became ready,
+   * and, when this was the job's last unfinished task, completes the job with
+   * `resultOf(every task's outcome)` in the same transaction. A planner passes its
+   * `subtasks`: they are written in that transaction too (see `TaskFinish`).
+   */
+  async completeTask(
+    lease: Lease,
+    checkpoint: StepCheckpoint,
+    output: unknown,
+    routes: RouteRecord[],
+    costUsd: number,
+    resultOf: (outcomes: TaskOutcomeRow[]) => unknown = () => null,
+    subtasks: NewTaskRow[] = [],
+  ): Promise<FinishResult> {
+    return this.finish(lease, { status: 'success', checkpoint, output, routes, costUsd, subtasks }, resultOf);
+  }
+
+  /** An optional task given up (degradation): `skipped` with the reason; its dependents go on without it. */
+  async skipTask(lease: Lease, reason: string, routes: RouteRecord[], resultOf: (outcomes: TaskOutcomeRow[]) => unknown = () => null): Promise<FinishResult> {
+    return this.finish(lease, { status: 'skipped', reason, routes }, resultOf);
+  }
+
+  private async finish(lease: Lease, finish: TaskFinish, resultOf: (outcomes: TaskOutcomeRow[]) => unknown): Promise<FinishResult> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('begin');
+      const fence = [lease.taskId, lease.owner, lease.version];
+      const done =
+        finish.status === 'success'
+          ? await client.query<{ job_id: string }>({
+              name: 'sy-complete-task',
+              text: COMPLETE_SQL,
+              values: [...fence, finish.checkpoint.step, JSON.stringify([finish.checkpoint]), JSON.stringify(finish.routes), finish.costUsd, JSON.stringify(finish.output ?? null)],
+            })
+          : await client.query<{ job_id: string }>({ name: 'sy-skip-task', text: SKIP_SQL, values: [...fence, finish.reason, JSON.stringify(finish.routes)] });
+      const jobId = done.rows[0]?.job_id;
+      if (!jobId) {
+        await client.query('rollback');
+        throw new LeaseLostError(lease, finish.status === 'success' ? 'complete' : 'skip');
+      }
+      if (finish.status === 'success' && finish.subtasks?.length) {
+        await client.query({ name: 'sy-insert-subtasks', text: INSERT_SUBTASKS_SQL, values: [JSON.stringify(finish.subtasks.map(taskInsert.toJson))] });
+        await client.query({ name: 'sy-extend-plan-dependents', text: EXTEND_DEPENDENTS_SQL, values: [jobId, lease.taskId, finish.subtasks.map((task) => task.taskId)] });
+      }
+      const after = await client.query<{ ready: RawReadyTask[]; outcomes: RawOutcome[] | null }>({
+        name: 'sy-after-finish',
+        text: AFTER_FINISH_SQL,
+        values: [jobId, lease.taskId],
+      });
+      const { ready, outcomes } = after.rows[0]!;
+      let jobCompleted = false;
+      if (outcomes) {
+        const result = resultOf(outcomes.map(toOutcome));
+        const completed = await client.query({ name: 'sy-complete-job', text: COMPLETE_JOB_SQL, values: [jobId, JSON.stringify(result ?? null)] });
+        jobCompleted = completed.rowCount === 1;
+      }
+      await client.query('commit');
+      return {
+        ready: ready.map(toReadyTask),
+        jobCompleted,
+      };
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /**
+   * A task failed for good. A required task takes its job down with it, and the job's
+   * other unfinished tasks are cancelled; an optional one fails alone.
+   */
+  async failTask(lease: Lease, reason: string, routes: RouteRecord[]): Promise<{ jobFailed: boolean }> {
+    const result = await this.db.execute<{ done: number; job_failed: number }>(failTaskStatement(leaseFence(lease), lease.taskId, reason, routes));
+    const row = result.rows[0];
+    if (row?.done !== 1) throw new LeaseLostError(lease, 'fail');
+    return { jobFailed: row.job_failed === 1 };
+  }
+
+  /** Refreshes the running task's heartbeat; false when the lease no longer holds. */
+  async heartbeat(lease: Lease): Promise<boolean> {
+    const result = await this.pool.query({ name: 'sy-heartbeat', text: HEARTBEAT_SQL, values: [lease.taskId, lease.owner, lease.version] });
+    return result.rowCount === 1;
+  }
+
+  /**
+   * Hands a task back for another attempt; its checkpoints stay. A transient failure counts
+   * as a retry; waiting for a model target to come back does not.
+   */
+  async releaseTask(lease: Lease, reason: string, routes: RouteRecord[], options: { countAsRetry: boolean } = { countAsRetry: true }): Promise<void> {
+    const result = await this.db
+      .update(t)
+      .set({
+        status: 'pending',
+        leaseOwner: null,
+        retryCount: options.countAsRetry ? sql`${t.retryCount} + 1` : t.retryCount,
+        error: reason,
+        routeTargets: sql`${t.routeTargets} || ${json(routes)}`,
+        updatedAt: sql`now()`,
+      })
+      .where(leaseFence(lease));
+    if (result.rowCount !== 1) throw new LeaseLostError(lease, 'release');
+  }
+
+  /** The tasks of a job in these roles, with their outcomes: what a gather step reads (fan-in). */
+  async findTaskOutcomes(jobId: string, roles: readonly string[]): Promise<TaskOutcomeRow[]> {
+    if (roles.length === 0) return [];
+    const result = await this.pool.query<{ task_id: string; role: string; status: TaskStatus; output_summary: unknown; item_key: string | null }>({
+      name: 'sy-tasks-of-roles',
+      text: TASKS_OF_ROLES_SQL,
+      values: [jobId, roles],
+    });
+    return result.rows.map(toOutcome);
+  }
+
+  /** What every task of a job runs with: the job's meta, type and workflow version. */
+  async findJobContext(jobId: string): Promise<{ meta: unknown; workflowHash: string | null; jobType: string } | undefined> {
+    const result = await this.pool.query<{ meta: unknown; workflow_hash: string | null; job_type: string }>({ name: 'sy-job-context', text: JOB_CONTEXT_SQL, values: [jobId] });
+    const row = result.rows[0];
+    return row ? { meta: row.meta, workflowHash: row.workflow_hash, jobType: row.job_type } : undefined;
+  }
+
+  /** The workflow definition a job was planned with (read once per version: workers cache it by hash). */
+  async findWorkflowDefinition(jobId: string): Promise<Record<string, unknown> | null> {
+    const [row] = await this.db
+      .select({ definition: t.workflowDefinition })
+      .from(t)
+      .where(and(eq(t.taskId, jobId), isNull(t.parentTaskId)));
+    return row?.definition ?? null;
+  }
+
+  /**
+   * The job's input, without the arrays at `omit` (paths into the input): a for_each task
+   * carries its own item, and need not read every other item of a large input again.
+   */
+  async findJobInput(jobId: string, omit: readonly (readonly string[])[] = []): Promise<unknown> {
+    const result = await this.pool.query<{ job_input: unknown }>({ name: `sy-job-input-${omit.length}`, text: jobInputSql(omit.length), values: [jobId, ...omit] });
+    return result.rows[0]?.job_input;
+  }
+
+  async findTask(taskId: string): Promise<TaskRow | undefined> {
+    const [row] = await this.db.select().from(t).where(eq(t.taskId, taskId));
+    return row;
+  }
+}
+
+function checkpointValues(lease: Lease, checkpoint: StepCheckpoint, routes: RouteRecord[], costUsd: number): unknown[] {
+  return [lease.taskId, lease.owner, lease.version, checkpoint.step, JSON.stringify([checkpoint]), JSON.stringify(routes), costUsd];
+}
+
+/** Raw rows come back with snake_case names (and, through drizzle's `execute`, string timestamps). */
+function toTaskRow(raw: Record<string, unknown>): TaskRow {
+  const date = (v: unknown) => (v == null ? null : v instanceof Date ? v : new Date(String(v)));
+  return {
+    taskId: raw.task_id as string,
+    parentTaskId: (raw.parent_task_id as string | null) ?? null,
+    dependsOn: (raw.depends_on as string[] | null) ?? [],
+    traceContext: (raw.trace_context as TraceCarrier | null) ?? null,
+    workflowDefinition: (raw.workflow_definition as Record<string, unknown> | null) ?? null,
+    workflowHash: (raw.workflow_hash as string | null) ?? null,
+    jobId: raw.job_id as string,
+    tenantId: raw.tenant_id as string,
+    jobType: raw.job_type as string,
+    agentId: raw.agent_id as string,
+    role: raw.role as string,
+    status: raw.status as TaskStatus,
+    optional: raw.optional as boolean,
+    ordinal: Number(raw.ordinal),
+    inputSummary: raw.input_summary as Record<string, unknown>,
+    outputSummary: (raw.output_summary as TaskRow['outputSummary']) ?? null,
+    stepCheckpoints: raw.step_checkpoints as StepCheckpoint[],
+    currentStep: Number(raw.current_step),
+    totalSteps: Number(raw.total_steps),
+    retryCount: Number(raw.retry_count),
+    retryBase: Number(raw.retry_base),
+    routeTargets: raw.route_targets as RouteRecord[],
+    costUsd: Number(raw.cost_usd),
+    leaseOwner: (raw.lease_owner as string | null) ?? null,
+    leaseVersion: Number(raw.lease_version),
+    queueJobId: (raw.queue_job_id as string | null) ?? null,
+    error: (raw.error as string | null) ?? null,
+    idempotencyKey: (raw.idempotency_key as string | null) ?? null,
+    requestHash: (raw.request_hash as string | null) ?? null,
+    createdAt: date(raw.created_at)!,
+    updatedAt: date(raw.updated_at)!,
+    startedAt: date(raw.started_at),
+    finishedAt: date(raw.finished_at),
+  };
+}

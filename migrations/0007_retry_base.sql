@@ -1,0 +1,1 @@
+ALTER TABLE "agent_task_state" ADD COLUMN "retry_base" integer DEFAULT 0 NOT NULL;
