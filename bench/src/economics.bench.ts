@@ -188,6 +188,13 @@ async function runSide(name: string, routerConfig: string, lines: readonly Workl
   }
 }
 
+function describeCoalescing(stats: SideResult['coalescing']): string {
+  if (stats === undefined) return 'not in this build (no switchyard_router_coalesced_calls_total)';
+  const calls = stats.leaders + stats.followers;
+  if (calls === 0) return 'off (no coalescable call made)';
+  return `${share(stats.followers, calls)} of coalescable calls shared one in flight (${stats.followers} followers, ${stats.leaders} leaders)`;
+}
+
 const share = (part: number, whole: number) => (whole === 0 ? 'n/a' : `${fixed((100 * part) / whole, 1)} %`);
 const usd = (value: number) => `$${value.toFixed(4)}`;
 
@@ -197,7 +204,6 @@ function report(side: SideResult, targets: Record<string, TargetInfo>): void {
   const bySource = new Map<string, number>();
   for (const o of ok) bySource.set(o.source ?? '(none)', (bySource.get(o.source ?? '(none)') ?? 0) + 1);
   const cacheHits = bySource.get('cache') ?? 0;
-  const coalescing = side.coalescing;
   const repeats = repeatedBodies(side.outcomes.map((o) => o.line));
   const sensitiveOnCloud = ok.filter((o) => o.line.sensitive && o.target !== undefined && targets[o.target]?.type === 'cloud').length;
   const calls = side.ledger.reduce((n, r) => n + r.calls, 0);
@@ -222,9 +228,7 @@ function report(side: SideResult, targets: Record<string, TargetInfo>): void {
     `inferred meta (x-switchyard-inferred) on ${guessed.length} of the ${noMeta.length} answers without task_type${noMeta.length > 0 && guessed.length === 0 ? ' (classifier off or absent in this build)' : ''}; task_type applied on ${applied.length}, matching the fixture's task on ${right} (${share(right, applied.length)})`,
   );
   console.log(
-    `answers by source: ${[...bySource].map(([s, n]) => `${s} ${n}`).join(', ')} | cache hit rate ${share(cacheHits, ok.length)} of answers (${share(cacheHits, repeats)} of the ${repeats} requests whose body came earlier in the workload) | coalescing ${
-      coalescing ? `${share(coalescing.followers, coalescing.leaders + coalescing.followers)} of coalescable calls shared one in flight (${coalescing.followers} followers, ${coalescing.leaders} leaders)` : 'not in this build (no switchyard_router_coalesced_calls_total)'
-    }`,
+    `answers by source: ${[...bySource].map(([s, n]) => `${s} ${n}`).join(', ')} | cache hit rate ${share(cacheHits, ok.length)} of answers (${share(cacheHits, repeats)} of the ${repeats} requests whose body came earlier in the workload) | coalescing ${describeCoalescing(side.coalescing)}`,
   );
   console.log(`latency (client, all answers): p50 ${fixed(percentile(ok.map((o) => o.ms), 50))} ms, p95 ${fixed(percentile(ok.map((o) => o.ms), 95))} ms | requests without task_type went to: ${noMetaTargets}`);
   console.log(`sensitive requests answered by a cloud target: ${sensitiveOnCloud} of ${ok.filter((o) => o.line.sensitive).length}: ${verdict(sensitiveOnCloud === 0)}`);
