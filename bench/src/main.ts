@@ -2,13 +2,16 @@ import { cpus } from 'node:os';
 import { runCrashResumeBench } from './crash-resume.bench';
 import { runFleetLimitBench } from './fleet-limit.bench';
 import { runGatewayBench } from './gateway.bench';
+import { runPipelineE2eBench } from './pipeline-e2e.bench';
+import { runPipelineScaleBench } from './pipeline-scale.bench';
 import { runPipelineBench } from './pipeline/pipeline.bench';
 import { runPoolModeBench } from './pool-mode.bench';
 import { runRoutingBench } from './routing.bench';
+import { runRowsBench } from './rows-1m.bench';
 import { runTracingBench } from './tracing.bench';
 
 /**
- * `npm run bench` (all benches) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing` (some of them).
+ * `npm run bench` (all benches but pipeline-scale and rows-1m) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing|pipeline-e2e|pipeline-scale|rows-1m` (some of them).
  * Exits 2 when a bench could not run. A missed target prints FAIL and exits 0, unless
  * BENCH_STRICT=1 (then 1): a measurement on a shared machine is not a build failure by default.
  */
@@ -20,8 +23,13 @@ const BENCHES = {
   'pool-mode': runPoolModeBench,
   'fleet-limit': async () => (await runFleetLimitBench()).pass,
   tracing: async () => (await runTracingBench()).pass,
+  'pipeline-e2e': async () => (await runPipelineE2eBench()).pass,
+  'pipeline-scale': async () => (await runPipelineScaleBench()).pass,
+  'rows-1m': async () => (await runRowsBench()).pass,
 } as const;
 type BenchName = keyof typeof BENCHES;
+/** Too long for every `npm run bench` (pipeline-scale: minutes per worker count; rows-1m: 1,000,000 generated rows, about 10 minutes here): run only when named. */
+const ONLY_WHEN_NAMED: readonly BenchName[] = ['pipeline-scale', 'rows-1m'];
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
@@ -30,7 +38,7 @@ async function main(): Promise<number> {
     console.error(`unknown bench: ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}`);
     return 2;
   }
-  const selected = (args.length > 0 ? args : Object.keys(BENCHES)) as BenchName[];
+  const selected = (args.length > 0 ? args : Object.keys(BENCHES).filter((name) => !ONLY_WHEN_NAMED.includes(name as BenchName))) as BenchName[];
   console.log(`Switchyard benchmarks: ${selected.join(', ')} | node ${process.version} | ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown cpu'}) | ${new Date().toISOString()}`);
   const started = Date.now();
   const verdicts: [BenchName, boolean][] = [];

@@ -1,6 +1,6 @@
 /**
  * One trace per job, across processes: the supervisor and the workers export to an in-process
- * OTLP receiver (http/json); the llm-sim records the `traceparent` each call brought. A task
+ * OTLP receiver (http/json, and http/protobuf in its own stack); the llm-sim records the `traceparent` each call brought. A task
  * resumed after its worker was killed continues the same trace. An unreachable collector
  * costs nothing a request can see.
  */
@@ -25,7 +25,7 @@ describe('tracing: one trace per job across the supervisor, the workers and the 
 
   beforeAll(async () => {
     receiver = await OtlpReceiver.start();
-    stack = await TestStack.start({ workers: 0, env: { ...FAST_LIVENESS, ...receiver.env } });
+    stack = await TestStack.start({ workers: 0, env: { ...FAST_LIVENESS, ...receiver.env('http/json') } });
     await stack.startWorker({ WORKER_ID: 'victim' });
     await stack.startWorker({ WORKER_ID: 'survivor' });
   });
@@ -126,6 +126,48 @@ describe('tracing: one trace per job across the supervisor, the workers and the 
       100,
     );
     expect(new Set(resumedSpans.map((s) => s.traceId))).toEqual(new Set([traceId]));
+  });
+});
+
+describe('tracing: OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf', () => {
+  let receiver: OtlpReceiver;
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    receiver = await OtlpReceiver.start();
+    stack = await TestStack.start({ workers: 1, env: receiver.env('http/protobuf') });
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await receiver?.stop();
+  });
+
+  it("exports the job's spans from the supervisor and the worker as protobuf", async () => {
+    const [jobId] = await submitJobs(stack, 1, 2);
+    expect((await waitForJobs(stack, [jobId!])).get(jobId!)?.status).toBe('success');
+    const traceId = await traceIdOfJob(stack, jobId!);
+    const tasks = await taskRows(stack, [jobId!]);
+    const spans = await waitFor(
+      'the task and upstream spans of the job',
+      async () => {
+        const inTrace = receiver.inTrace(traceId);
+        const taskSpans = inTrace.filter((s) => s.name.startsWith('task '));
+        return taskSpans.length >= tasks.length && inTrace.some((s) => s.name.startsWith('upstream ')) ? inTrace : undefined;
+      },
+      20_000,
+      100,
+    );
+    expect(new Set(receiver.contentTypes)).toEqual(new Set(['application/x-protobuf']));
+    expect(new Set(spans.map((s) => s.service))).toEqual(new Set(['switchyard-supervisor', 'switchyard-worker']));
+    expect(spans.filter((s) => s.name === 'POST /v1/jobs')).toHaveLength(1);
+    expect(new Set(spans.filter((s) => s.name.startsWith('task ')).map((s) => s.attributes['switchyard.task_id']))).toEqual(new Set(tasks.map((t) => t.task_id)));
+    // Attributes of every kind came through the binary encoding: strings, integers, doubles.
+    expect(spans.find((s) => s.name.startsWith('upstream '))?.attributes).toEqual(
+      expect.objectContaining({ 'switchyard.target': expect.any(String), 'gen_ai.usage.output_tokens': expect.any(Number), 'switchyard.cost_usd': expect.any(Number) }),
+    );
+    const ids = new Set(spans.map((s) => s.spanId));
+    expect(spans.filter((s) => !ids.has(s.parentSpanId)).map((s) => s.name)).toEqual(['POST /v1/jobs']);
   });
 });
 

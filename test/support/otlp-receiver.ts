@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { decodeTraceExport } from './otlp-protobuf';
 
 /** One span as an OTLP/HTTP JSON export carries it, with the service that sent it. */
 export interface ReceivedSpan {
@@ -39,9 +40,15 @@ function attributesOf(list: OtlpKeyValue[] | undefined): Record<string, string |
   return Object.fromEntries((list ?? []).map((kv) => [kv.key, valueOf(kv.value)]));
 }
 
-/** An OpenTelemetry collector stand-in: accepts OTLP/HTTP JSON on /v1/traces and keeps the spans. */
+const PROTOBUF = 'application/x-protobuf';
+
+/**
+ * An OpenTelemetry collector stand-in: accepts OTLP/HTTP trace exports on /v1/traces, JSON
+ * (`http/json`) or protobuf (`http/protobuf`), and keeps the spans and each export's content type.
+ */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
+  readonly contentTypes: string[] = [];
 
   private constructor(private readonly server: Server) {}
 
@@ -51,12 +58,17 @@ export class OtlpReceiver {
         const chunks: Buffer[] = [];
         req.on('data', (chunk: Buffer) => chunks.push(chunk));
         req.on('end', () => {
-          if (req.method === 'POST' && req.url === '/v1/traces' && String(req.headers['content-type']).startsWith('application/json')) {
-            receiver.accept(JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpExport);
-            res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-          } else {
+          const contentType = String(req.headers['content-type']);
+          const json = contentType.startsWith('application/json');
+          if (req.method !== 'POST' || req.url !== '/v1/traces' || !(json || contentType.startsWith(PROTOBUF))) {
             res.writeHead(415).end();
+            return;
           }
+          const body = Buffer.concat(chunks);
+          receiver.contentTypes.push(contentType);
+          receiver.accept(json ? (JSON.parse(body.toString('utf8')) as OtlpExport) : decodeTraceExport(body));
+          // An empty ExportTraceServiceResponse: `{}` in JSON, zero bytes in protobuf.
+          res.writeHead(200, { 'content-type': json ? 'application/json' : PROTOBUF }).end(json ? '{}' : undefined);
         });
       }),
     );
@@ -68,9 +80,9 @@ export class OtlpReceiver {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
-  /** The environment that makes a process export here. */
-  get env(): Record<string, string> {
-    return { OTEL_EXPORTER_OTLP_ENDPOINT: this.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '200' };
+  /** The environment that makes a process export here, in `protocol`. */
+  env(protocol: 'http/json' | 'http/protobuf' = 'http/json'): Record<string, string> {
+    return { OTEL_EXPORTER_OTLP_ENDPOINT: this.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: protocol, OTEL_BSP_SCHEDULE_DELAY: '200' };
   }
 
   inTrace(traceId: string): ReceivedSpan[] {

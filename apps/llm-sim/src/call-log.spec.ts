@@ -35,7 +35,7 @@ describe('CallLog', () => {
     log.append(call('a', 'error'));
     log.append(call('a', 'hang'));
     log.append(call('a'));
-    expect(log.countsFor('a')).toEqual({ ok: 1, error: 1, ratelimit: 0, hang: 1, garbage: 0, total: 3 });
+    expect(log.countsFor('a')).toEqual({ ok: 1, error: 1, ratelimit: 0, hang: 1, garbage: 0, wrong: 0, total: 3 });
     expect(log.countsFor('nobody').total).toBe(0);
     expect(log.clear()).toBe(2);
     expect(log.countsFor('a').total).toBe(0);

@@ -1,4 +1,4 @@
-export const CALL_OUTCOMES = ['ok', 'error', 'ratelimit', 'hang', 'garbage'] as const;
+export const CALL_OUTCOMES = ['ok', 'error', 'ratelimit', 'hang', 'garbage', 'wrong'] as const;
 export type CallOutcome = (typeof CALL_OUTCOMES)[number];
 export type CallStatus = number | 'hang' | 'refused';
 
@@ -34,7 +34,7 @@ export interface CallQuery {
 }
 
 function emptyCounts(): OutcomeCounts {
-  return { ok: 0, error: 0, ratelimit: 0, hang: 0, garbage: 0, total: 0 };
+  return { ok: 0, error: 0, ratelimit: 0, hang: 0, garbage: 0, wrong: 0, total: 0 };
 }
 
 /**

@@ -86,7 +86,7 @@ describe('llm-sim control server', () => {
     expect((await running.control('GET', '/calls?since_seq=abc')).status).toBe(400);
 
     const local = (await targets()).find((t) => t.name === LOCAL.name);
-    expect(local?.calls).toEqual({ ok: 1, error: 0, ratelimit: 1, hang: 0, garbage: 0, total: 2 });
+    expect(local?.calls).toEqual({ ok: 1, error: 0, ratelimit: 1, hang: 0, garbage: 0, wrong: 0, total: 2 });
     expect(local?.mode).toBe('ok'); // count: 1 used up
   });
 

@@ -1,4 +1,4 @@
-export const FAULT_MODES = ['ok', 'error', 'ratelimit', 'hang', 'slow', 'garbage', 'down'] as const;
+export const FAULT_MODES = ['ok', 'error', 'ratelimit', 'hang', 'slow', 'garbage', 'wrong', 'down'] as const;
 export type FaultMode = (typeof FAULT_MODES)[number];
 
 export const DEFAULT_SLOW_DELAY_MS = 5000;
@@ -34,6 +34,7 @@ export type FaultDecision =
   | { kind: 'hang' }
   | { kind: 'slow'; delayMs: number }
   | { kind: 'garbage' }
+  | { kind: 'wrong' }
   | { kind: 'refused' };
 
 export function faultStateFor(change: ModeChange): FaultState {
@@ -77,6 +78,8 @@ function decisionFor(settings: FaultSettings): FaultDecision {
       return { kind: 'slow', delayMs: settings.delay_ms };
     case 'garbage':
       return { kind: 'garbage' };
+    case 'wrong':
+      return { kind: 'wrong' };
     case 'down':
       return { kind: 'refused' };
   }

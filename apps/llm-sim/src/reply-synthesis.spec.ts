@@ -1,5 +1,5 @@
 import { ModelSummarySchema } from '@switchyard/contracts';
-import { evidenceFrom, garbageContent, materialOf, lastUserMessage, summaryContent, synthesizeSummary, totalMessageChars } from './reply-synthesis';
+import { evidenceFrom, garbageContent, materialOf, lastUserMessage, summaryContent, synthesizeSummary, totalMessageChars, wrongContent } from './reply-synthesis';
 
 describe('reply synthesis', () => {
   it('reflects the target and the last user message, whitespace-collapsed and cut at 120 chars', () => {
@@ -51,5 +51,16 @@ describe('materialOf', () => {
 
   it('uses the whole text when there is no blank line', () => {
     expect(materialOf('Just one paragraph. Two sentences.')).toBe('Just one paragraph. Two sentences.');
+  });
+});
+
+describe('wrongContent', () => {
+  it('moves every digit by five and swaps opposites in the strings, keeping JSON valid, numbers in range and whole words whole', () => {
+    const right = JSON.stringify({ conclusion: '[local] 订单 DD20261130-4471 已发货，需要财务部处理; costs increase', evidence: ['unpaid, not paid'], confidence: 0.8 });
+    const wrong = JSON.parse(wrongContent(right)) as { conclusion: string; evidence: string[]; confidence: number };
+    expect(wrong.conclusion).toBe('[local] 订单 DD75716685-9926 未发货，需要技术部处理; costs decrease');
+    expect(wrong.evidence).toEqual(['unpaid, not overdue']);
+    expect(wrong.confidence).toBe(0.8);
+    expect(wrongContent('Order 12 is overdue.')).toBe('Order 67 is paid.');
   });
 });

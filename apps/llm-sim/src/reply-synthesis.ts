@@ -100,3 +100,53 @@ export function garbageContent(targetName: string, userText: string): string {
   const gist = collapseWhitespace(userText).slice(0, 60);
   return `Sure! Here's what I found: conclusion is probably that "${gist}" holds, but I'm not certain (${targetName}).`;
 }
+
+/** Word pairs a wrong answer swaps, both ways: the answer keeps its shape and reads plausibly. */
+const SWAPPED_WORDS: readonly (readonly [string, string])[] = [
+  ['increase', 'decrease'],
+  ['overdue', 'paid'],
+  ['增加', '减少'],
+  ['已发货', '未发货'],
+  ['财务', '技术'],
+];
+const SWAPS = new Map(SWAPPED_WORDS.flatMap(([a, b]) => [[a, b], [b, a]] as const));
+// Latin words only as whole words ("paid" but not "unpaid"); Chinese has no word boundaries to look for.
+const SWAP_PATTERN = new RegExp(
+  [...SWAPS.keys()]
+    .sort((a, b) => b.length - a.length)
+    .map((word) => (/^[a-z]+$/i.test(word) ? `\\b${word}\\b` : word))
+    .join('|'),
+  'gi',
+);
+
+/**
+ * The `wrong` mode's answer: the right answer with every digit moved by five and a few words
+ * turned into their opposites — same shape, fluent, and wrong. In a JSON answer only the
+ * strings change, so it stays valid JSON of the same schema (numbers such as `confidence` stay in
+ * range). Only a check of the content (a business canary) notices.
+ */
+export function wrongContent(rightContent: string): string {
+  let json: unknown;
+  try {
+    json = JSON.parse(rightContent);
+  } catch {
+    return wrongText(rightContent);
+  }
+  return JSON.stringify(wrongStrings(json));
+}
+
+function wrongStrings(value: unknown): unknown {
+  if (typeof value === 'string') return wrongText(value);
+  if (Array.isArray(value)) return value.map(wrongStrings);
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, wrongStrings(item)]));
+  return value;
+}
+
+function wrongText(text: string): string {
+  return text
+    .replace(/[0-9]/g, (digit) => String((Number(digit) + 5) % 10))
+    .replace(SWAP_PATTERN, (word) => {
+      const swapped = SWAPS.get(word.toLowerCase()) ?? word;
+      return word[0] !== undefined && word[0] !== word[0].toLowerCase() ? swapped[0]!.toUpperCase() + swapped.slice(1) : swapped;
+    });
+}

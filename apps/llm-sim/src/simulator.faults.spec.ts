@@ -119,6 +119,26 @@ describe('llm-sim fault modes', () => {
     expect(() => JSON.parse(streamed)).toThrow();
   });
 
+  it('wrong: 200 with the usual well-formed answer whose facts are wrong; health stays ok; switchable at run time', async () => {
+    const question = 'Extract the order number.\n\nOrder ORD-58213 came to 1,240.50 EUR and is overdue.';
+    const right = JSON.parse((await ask(running, LOCAL, question)).choices[0]?.message.content ?? '') as { conclusion: string; confidence: number };
+    expect(right.conclusion).toContain('ORD-58213');
+
+    await running.setMode(LOCAL.name, { mode: 'wrong' });
+    const content = (await ask(running, LOCAL, question)).choices[0]?.message.content ?? '';
+    const wrong = JSON.parse(content) as { conclusion: string; evidence: string[]; confidence: number };
+    expect(wrong.conclusion).toContain('ORD-03768');
+    expect(wrong.conclusion).toContain('6,795.05 EUR and is paid');
+    expect(wrong.conclusion).not.toContain('58213');
+    expect(wrong.confidence).toBeGreaterThan(0);
+    expect((await rawRequest(running.portOf(LOCAL.name), 'GET', '/health')).status).toBe(200);
+    const { json } = await running.control('GET', '/targets');
+    expect((json as { targets: { name: string; calls: Record<string, number> }[] }).targets.find((t) => t.name === LOCAL.name)!.calls.wrong).toBe(1);
+
+    await running.setMode(LOCAL.name, { mode: 'ok' });
+    expect((await ask(running, LOCAL, question)).choices[0]?.message.content).toContain('ORD-58213');
+  });
+
   it('down: connections are refused, then ok re-listens on the same port', async () => {
     const port = running.portOf(LOCAL.name);
     await ask(running, LOCAL); // leaves a keep-alive connection in the SDK's pool

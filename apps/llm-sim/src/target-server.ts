@@ -15,7 +15,7 @@ import {
   routeNotFound,
 } from './openai-errors';
 import { planReply, type ReplyPlan } from './reply-plan';
-import { garbageContent, lastUserMessage, summaryContent, totalMessageChars } from './reply-synthesis';
+import { garbageContent, lastUserMessage, summaryContent, totalMessageChars, wrongContent } from './reply-synthesis';
 import { PlanFaults, invalidPlanFor, planFor, requestedPlanRoles } from './plan-reply';
 import { requestedSchema, schemaContent } from './schema-reply';
 import { delayUnlessGone } from './response-delay';
@@ -57,6 +57,7 @@ const OUTCOME_BY_DECISION: Record<FaultDecision['kind'], { status: CallStatus; o
   ok: { status: 200, outcome: 'ok' },
   slow: { status: 200, outcome: 'ok' },
   garbage: { status: 200, outcome: 'garbage' },
+  wrong: { status: 200, outcome: 'wrong' },
   error: { status: 500, outcome: 'error' },
   ratelimit: { status: 429, outcome: 'ratelimit' },
   hang: { status: 'hang', outcome: 'hang' },
@@ -284,6 +285,9 @@ export class TargetServer {
         return;
       case 'garbage':
         await this.answer(res, body, fields.message_chars, garbageContent(this.name, userText), seq, 0, 0);
+        return;
+      case 'wrong':
+        await this.answer(res, body, fields.message_chars, wrongContent(this.replyContent(body, userText)), seq, 0, 0);
         return;
       case 'slow':
         await this.answer(res, body, fields.message_chars, this.replyContent(body, userText), seq, decision.delayMs, slowChunkGapMs(decision.delayMs));

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 
 /** The parts of a V8 .cpuprofile this summary reads. */
 interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string } }[];
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber?: number } }[];
   samples: number[];
   timeDeltas: number[];
 }
@@ -12,26 +12,72 @@ function owner(url: string, functionName: string): string {
   if (!url) return functionName.startsWith('(') ? functionName : `native ${functionName}`;
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1]!;
-  const lib = /\/libs\/([^/]+)\//.exec(url);
+  const lib = /\/(?:libs|apps)\/([^/]+)\//.exec(url);
   if (lib) return `@switchyard/${lib[1]}`;
   if (url.includes('/bench/')) return 'bench harness';
   if (url.startsWith('node:')) return 'node core';
   return url;
 }
 
-/** Self time by package, highest first, as shares of the sampled time (idle excluded). */
-export function selfTimeByOwner(file: string): { owner: string; ms: number; share: number }[] {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+export interface SelfTime {
+  key: string;
+  ms: number;
+  share: number;
+}
+
+export interface SelfTimeOptions {
+  /**
+   * Count only the samples after the first stretch of at least this many ms of idle samples:
+   * a bench that idles its process for longer than that after start-up leaves the start-up out.
+   */
+  afterIdleGapMs?: number;
+}
+
+/** Self time of one or more profiles by `keyOf(frame)`, highest first, as shares of the busy (non-idle) time. */
+function selfTime(files: readonly string[], keyOf: (url: string, functionName: string, line: number) => string, options: SelfTimeOptions): SelfTime[] {
   const totals = new Map<string, number>();
   let busy = 0;
-  profile.samples.forEach((id, i) => {
-    const frame = byId.get(id)?.callFrame;
-    const micros = profile.timeDeltas[i + 1] ?? 0;
-    if (!frame || frame.functionName === '(idle)') return;
-    const key = owner(frame.url, frame.functionName);
-    totals.set(key, (totals.get(key) ?? 0) + micros);
-    busy += micros;
-  });
-  return [...totals.entries()].map(([key, micros]) => ({ owner: key, ms: micros / 1_000, share: micros / busy })).sort((a, b) => b.ms - a.ms);
+  for (const file of files) {
+    const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    let counting = options.afterIdleGapMs === undefined;
+    let idleRun = 0;
+    profile.samples.forEach((id, i) => {
+      const frame = byId.get(id)?.callFrame;
+      const micros = profile.timeDeltas[i + 1] ?? 0;
+      if (!frame || frame.functionName === '(idle)') {
+        idleRun += micros;
+        if (!counting && idleRun >= (options.afterIdleGapMs ?? 0) * 1_000) counting = true;
+        return;
+      }
+      idleRun = 0;
+      if (!counting) return;
+      const key = keyOf(frame.url, frame.functionName, frame.lineNumber ?? 0);
+      totals.set(key, (totals.get(key) ?? 0) + micros);
+      busy += micros;
+    });
+  }
+  return [...totals.entries()].map(([key, micros]) => ({ key, ms: micros / 1_000, share: micros / busy })).sort((a, b) => b.ms - a.ms);
+}
+
+/** Self time by package, highest first, as shares of the sampled time (idle excluded). */
+export function selfTimeByOwner(file: string): { owner: string; ms: number; share: number }[] {
+  return selfTime([file], owner, {}).map((t) => ({ owner: t.key, ms: t.ms, share: t.share }));
+}
+
+/** Self time by package over several profiles (e.g. every worker of a run). */
+export function selfTimeByPackage(files: readonly string[], options: SelfTimeOptions = {}): SelfTime[] {
+  return selfTime(files, owner, options);
+}
+
+/** Self time by function (`name (package, file:line)`), over several profiles. */
+export function selfTimeByFunction(files: readonly string[], options: SelfTimeOptions = {}): SelfTime[] {
+  return selfTime(
+    files,
+    (url, functionName, line) => {
+      const file = url.slice(url.lastIndexOf('/') + 1);
+      return `${functionName || '(anonymous)'} (${owner(url, functionName)}${file ? `, ${file}:${line + 1}` : ''})`;
+    },
+    options,
+  );
 }

@@ -20,7 +20,7 @@ export interface CpuSpent {
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
 /** utime + stime of a process from /proc, in seconds; 0 when it is gone or unreadable. */
-function processCpuSeconds(pid: number): number {
+export function processCpuSeconds(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name, which is parenthesised and may hold spaces.
@@ -31,7 +31,7 @@ function processCpuSeconds(pid: number): number {
   }
 }
 
-async function redisCpuSeconds(redis: Redis): Promise<number> {
+export async function redisCpuSeconds(redis: Redis): Promise<number> {
   const info = await redis.info('cpu');
   const value = (key: string) => Number(new RegExp(`^${key}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
   return value('used_cpu_user') + value('used_cpu_sys');

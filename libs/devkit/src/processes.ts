@@ -55,9 +55,12 @@ export class ManagedProcess {
     );
   }
 
-  /** A built app, with only the environment given (plus PATH): nothing leaks in from the caller's shell. */
-  static start(app: string, env: Record<string, string>, name = app): ManagedProcess {
-    const child = spawn(process.execPath, [resolve(REPO_ROOT, `apps/${app}/dist/main.js`)], {
+  /**
+   * A built app, with only the environment given (plus PATH): nothing leaks in from the caller's shell.
+   * `nodeArgs` go before the script (e.g. `--cpu-prof`, which NODE_OPTIONS may not carry).
+   */
+  static start(app: string, env: Record<string, string>, name = app, nodeArgs: readonly string[] = []): ManagedProcess {
+    const child = spawn(process.execPath, [...nodeArgs, resolve(REPO_ROOT, `apps/${app}/dist/main.js`)], {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

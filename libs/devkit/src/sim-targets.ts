@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { REPO_ROOT } from './processes';
 
@@ -16,7 +16,8 @@ export function simTargetsEnv(ports: readonly number[], latencyMs: readonly numb
 
 /**
  * The shipped config/router.yaml — its rules unchanged — with the endpoints moved to a sim
- * on other ports (and `edit`ed, e.g. a timeout changed), written into `dir`. Returns the file's path.
+ * on other ports (and `edit`ed, e.g. a timeout changed), written into `dir` beside a copy of
+ * the canary cases it names (`canaries.cases_file` is relative to it). Returns the file's path.
  */
 export function writeRouterConfigForSim(dir: string, ports: readonly number[], edit: (yaml: string) => string = (yaml) => yaml): string {
   let yaml = readFileSync(resolve(REPO_ROOT, 'config/router.yaml'), 'utf8');
@@ -24,6 +25,7 @@ export function writeRouterConfigForSim(dir: string, ports: readonly number[], e
     yaml = yaml.replaceAll(`127.0.0.1:${t.shippedPort}/`, `127.0.0.1:${ports[i]}/`);
   });
   const file = join(dir, 'router.yaml');
+  copyFileSync(resolve(REPO_ROOT, 'config/canaries.yaml'), join(dir, 'canaries.yaml'));
   writeFileSync(file, edit(yaml));
   return file;
 }

@@ -7,6 +7,7 @@ import { APP_CONFIG, CALL_OBSERVERS, DATABASE, LOGGER, REDIS } from './tokens';
 import { DAILY_BUDGET_SPENT, TenantBudgetGuard } from './tenant-budget-guard';
 import { TenantsConfigStore } from './tenants-config';
 import {
+  CanaryProber,
   RedisFleetLimiter,
   RedisRetryBudgetStore,
   Router,
@@ -16,6 +17,7 @@ import {
   RouterSnapshotPublisher,
   SNAPSHOT_TTL_MS,
   TargetProber,
+  WeightRebalancer,
   buildFleetView,
   createUpstreamFetchByTarget,
   loadRouterConfig,
@@ -135,7 +137,8 @@ function budgetFilters(tenants: TenantsConfigStore, database: DatabaseHandle, lo
 }
 
 /**
- * The router's background work: active probes of every target, the config file watcher
+ * The router's background work: active probes and business canaries of every target, the
+ * dynamic-weights rounds, the config file watcher
  * (hot reload), the fleet-wide operator overrides (Redis hash + channel, applied to this
  * process's router) and this process's snapshot for the fleet view. Started once the app
  * is up, stopped on shutdown.
@@ -143,6 +146,8 @@ function budgetFilters(tenants: TenantsConfigStore, database: DatabaseHandle, lo
 @Injectable()
 export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutdown {
   private prober: TargetProber | undefined;
+  private canaries: CanaryProber | undefined;
+  private rebalancer: WeightRebalancer | undefined;
   private probeTransport: ReturnType<typeof createUpstreamFetchByTarget> | undefined;
   private watcher: RouterConfigWatcher | undefined;
   private readonly sync: RouterOverridesSync;
@@ -211,7 +216,11 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
           logger: log,
         });
         this.prober.start();
+        this.canaries = new CanaryProber(this.router, { fetchFor: (target) => transport.fetchFor(target), secrets: secretsFromEnv(), logger: log });
+        this.canaries.start();
       }
+      this.rebalancer = new WeightRebalancer(this.router, log);
+      this.rebalancer.start();
       this.watcher = new RouterConfigWatcher({
         filePath: this.config.ROUTER_CONFIG,
         // A reload may bring back a drained target the hash names: re-apply the overrides at once.
@@ -242,6 +251,8 @@ export class RouterRuntime implements OnApplicationBootstrap, OnApplicationShutd
 
   async onApplicationShutdown(): Promise<void> {
     this.prober?.stop();
+    this.canaries?.stop();
+    this.rebalancer?.stop();
     this.watcher?.stop();
     await Promise.allSettled([this.sync.stop(), this.breakers.stop(), this.publisher.stop(), this.router.close(), this.probeTransport?.close()]);
   }

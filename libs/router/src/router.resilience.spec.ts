@@ -1,14 +1,15 @@
 import { APIError } from 'openai';
 import { RequestMetaSchema, type RequestMetaInput } from '@switchyard/contracts';
 import { Writable } from 'node:stream';
-import { createLogger, type Logger } from '@switchyard/observability';
+import { MetricsRegistry, createLogger, parsePrometheusText, sampleValue, type Logger } from '@switchyard/observability';
 import { InMemoryRetryBudgetStore } from './budget/retry-budget';
 import { RetryBudgetSpentError } from './budget/retry-budget-spent.error';
 import { ContextWindowExceededError } from './calls/context-window.error';
 import { RouterCallError } from './calls/router-call.error';
 import { FakeClock } from './clock';
 import { parseRouterConfig } from './config/router-config.loader';
-import type { AttemptEvent } from './observe/call-observer';
+import { UpstreamMetricsObserver } from './ledger/upstream-metrics.observer';
+import type { AttemptEvent, CallObserver } from './observe/call-observer';
 import type { ChatProvider, ProviderCall, ProviderResult } from './providers/chat-provider';
 import { Router } from './router';
 import { NoEligibleTargetError } from './routing/no-eligible-target.error';
@@ -38,7 +39,7 @@ const TARGETS = `
     - {name: local_b, type: local, endpoint: "http://127.0.0.1:2/v1", model: b, max_concurrency: 4, context_window: 1000, cost_per_1k_tokens: {input: 0.0004, output: 0.0004}, first_token_timeout_ms: 100}
     - {name: cloud, type: cloud, endpoint: "http://127.0.0.1:3/v1", model: c, max_concurrency: 50, context_window: 128000, cost_per_1k_tokens: {input: 0.002, output: 0.008}}`;
 
-function setup(behaviours: Record<string, Behaviour>, extra = '', logger: Logger = createLogger('resilience-spec', 'silent')) {
+function setup(behaviours: Record<string, Behaviour>, extra = '', logger: Logger = createLogger('resilience-spec', 'silent'), observers: CallObserver[] = []) {
   const clock = new FakeClock();
   const calls: string[] = [];
   const events: AttemptEvent[] = [];
@@ -67,7 +68,7 @@ router:
       return Promise.resolve();
     },
     retryBudget: new InMemoryRetryBudgetStore(clock),
-    observers: [{ onAttempt: (event) => events.push(event) }],
+    observers: [{ onAttempt: (event) => events.push(event) }, ...observers],
     providerFactory: (target) =>
       ({
         target,
@@ -126,6 +127,30 @@ describe('Router decision and transition logs', () => {
       clock.advance(1_000);
     }
     expect(lines.filter((l) => String(l.msg).startsWith('retry budget of the job spent'))).toEqual([expect.objectContaining({ level: 'info', job_id: 'job-1', limit: 4 })]);
+    expect(lines.filter((l) => String(l.msg).startsWith('retry budget of the job exhausted'))).toEqual([
+      expect.objectContaining({ level: 'warn', job_id: 'job-1', tenant_id: 't', limit: 4 }),
+    ]);
+  });
+
+  it('counts a job whose retry budget runs out once in switchyard_retry_budget_exhausted_total, however many calls fail after', async () => {
+    const registry = new MetricsRegistry();
+    const storm = status(429, { 'retry-after': '1' });
+    const { router, clock } = setup({ local_a: storm, local_b: storm, cloud: storm }, '', undefined, [new UpstreamMetricsObserver(registry)]);
+    const exhausted = async () => sampleValue(parsePrometheusText(await registry.render()), 'switchyard_retry_budget_exhausted_total', { tenant: 't' }) ?? 0;
+    // Call 1 spends 3 of the job's 4; the budget runs out in call 2; calls 3 to 5 are trials outside it.
+    const call = async (jobId: string) => {
+      await router.chat({ meta: meta(), messages, context: { jobId, tenantId: 't' } }).catch(() => undefined);
+      clock.advance(1_000);
+    };
+    await call('job-1');
+    expect(await exhausted()).toBe(0);
+    await call('job-1');
+    expect(await exhausted()).toBe(1);
+    for (let i = 0; i < 3; i++) await call('job-1');
+    expect(await exhausted()).toBe(1);
+    await call('job-2');
+    await call('job-2');
+    expect(await exhausted()).toBe(2);
   });
 });
 

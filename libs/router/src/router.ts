@@ -29,6 +29,8 @@ import { NoEligibleTargetError } from './routing/no-eligible-target.error';
 import { RouteSelector } from './routing/route-selector';
 import type { RoutingDecision } from './routing/routing-decision';
 import { TargetStateRegistry } from './state/target-state';
+import type { CanaryCaseResult } from './canary/canary-verdict';
+import type { WeightChangeEntry } from './weights/weight-book';
 
 export type { CallContext, ChatCallRequest, ChatCallResult } from './calls/chat-call';
 
@@ -171,6 +173,8 @@ export class Router implements RouterAdmin {
     // One deadline for the whole chain: meta.timeout_ms; each attempt is also bounded by its target's timeouts.
     const deadlineEnd = meta.timeout_ms === undefined ? Number.POSITIVE_INFINITY : started + meta.timeout_ms;
     const jobId = request.context?.jobId;
+    // One job's calls (or one gateway user's) see one target of a weighted split.
+    const stickyKey = request.context?.stickyKey ?? jobId;
     const budget = new CallRetryBudget(this.budgetStore, retryBudgetLimit(config, request.context?.jobTaskCount), jobId);
     // A spent budget does not fail the work: one trial attempt, outside the budget, tells whether a target answers again.
     const trial = await budget.exhausted();
@@ -212,7 +216,7 @@ export class Router implements RouterAdmin {
       }
       let decision: RoutingDecision;
       try {
-        decision = this.decide(meta, { excludeTargets: excluded, filters: callFilters });
+        decision = this.decide(meta, { excludeTargets: excluded, filters: callFilters, ...(stickyKey === undefined ? {} : { stickyKey }) });
       } catch (error) {
         if (error instanceof NoEligibleTargetError && this.executor.fleetWide && fleetSlotMayFree(error.explanation)) {
           // Full fleet-wide, not here: another process's call will end; wait for its slot a while.
@@ -250,7 +254,7 @@ export class Router implements RouterAdmin {
       if (outcome.ok && outcome.badOutput && request.responseFormat?.type === 'json_schema' && !trial) {
         // Structured output that fails its schema is this target's failure: the next target may do better.
         lastBadOutput = { outcome, decision };
-        await budget.spend();
+        await this.spendBudget(budget, request.context);
         excluded.add(decision.target.name);
         continue;
       }
@@ -258,7 +262,7 @@ export class Router implements RouterAdmin {
       if ('aborted' in outcome) throw new CallAbortedError(attempts, { cause: outcome.aborted });
       lastError = outcome.error;
       // A model still loading is not a failure (SPEC §3.8): the call moves on without spending the budget.
-      if (!outcome.coldStart && !trial) await budget.spend();
+      if (!outcome.coldStart && !trial) await this.spendBudget(budget, request.context);
       if (!lastError.retryable) {
         stopReason = 'a bad request is not retried';
         break;
@@ -292,6 +296,16 @@ export class Router implements RouterAdmin {
     throw new RouterCallError(attempts, errorClass, { cause: lastError, reason: stopReason });
   }
 
+  /** Counts a failed attempt against the job's budget; the one that uses it up is logged and told to the observers. */
+  private async spendBudget(budget: CallRetryBudget, context: CallContext | undefined): Promise<void> {
+    if (!(await budget.spend())) return;
+    this.logger.warn(
+      { job_id: context?.jobId, tenant_id: context?.tenantId, limit: budget.limit },
+      'retry budget of the job exhausted: each of its calls now makes one trial attempt until a target answers',
+    );
+    this.executor.notifyRetryBudgetExhausted(context, budget.limit);
+  }
+
   // ---- the operator side (RouterAdminView) ----
 
   /**
@@ -305,6 +319,16 @@ export class Router implements RouterAdmin {
   /** An active probe's result (see `TargetProber` and `RouterAdminView.recordProbe`). */
   recordProbe(targetName: string, result: { ok: boolean; coldStart?: boolean; failure?: FailureClass; latencyMs: number; kind?: 'liveness' | 'inference' }): void {
     this.admin.recordProbe(targetName, result);
+  }
+
+  /** One round of business canaries on `targetName` (see `CanaryProber`). */
+  recordCanaryRound(targetName: string, results: readonly CanaryCaseResult[]): void {
+    this.admin.recordCanaryRound(targetName, results);
+  }
+
+  /** One dynamic-weights round (see `WeightRebalancer`): each split's weights step toward their targets' scores; returns the changes. */
+  rebalanceWeights(): WeightChangeEntry[] {
+    return this.admin.rebalanceWeights();
   }
 
   /** Tells `listener` whenever this process's traffic opens a target's breaker (for the fleet). Returns the unsubscribe. */

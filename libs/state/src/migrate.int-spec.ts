@@ -85,16 +85,21 @@ describe('migrateDatabase', () => {
     expect([...indexes.keys()].sort()).toEqual(
       [
         'agent_task_state_pkey',
-        'agent_task_state_status_idx',
+        'agent_task_state_status_updated_idx',
         'agent_task_state_parent_idx',
         'agent_task_state_job_idx',
         'agent_task_state_running_heartbeat_idx',
         'agent_task_state_pending_idx',
         'agent_task_state_tenant_jobs_idx',
+        'agent_task_state_tenant_status_jobs_idx',
+        'agent_task_state_jobs_idx',
+        'agent_task_state_status_jobs_idx',
+        'agent_task_state_resumed_idx',
+        'agent_task_state_resumed_unfinished_idx',
         'agent_task_state_idempotency_idx',
       ].sort(),
     );
-    expect(indexes.get('agent_task_state_status_idx')).toMatch(/\(status\)$/);
+    expect(indexes.get('agent_task_state_status_updated_idx')).toMatch(/\(status, updated_at\)$/);
     expect(indexes.get('agent_task_state_parent_idx')).toMatch(/\(parent_task_id\)$/);
 
     const running = indexes.get('agent_task_state_running_heartbeat_idx')!;
@@ -108,6 +113,19 @@ describe('migrateDatabase', () => {
     const jobs = indexes.get('agent_task_state_tenant_jobs_idx')!;
     expect(jobs).toMatch(/\(tenant_id, created_at DESC NULLS LAST, task_id DESC NULLS LAST\)/);
     expect(jobs).toMatch(/WHERE \(parent_task_id IS NULL\)/);
+
+    // The job lists across tenants and by status (migration 0009): root rows, in the lists' order.
+    for (const [name, columns] of [
+      ['agent_task_state_tenant_status_jobs_idx', 'tenant_id, status, created_at DESC NULLS LAST, task_id DESC NULLS LAST'],
+      ['agent_task_state_jobs_idx', 'created_at DESC NULLS LAST, task_id DESC NULLS LAST'],
+      ['agent_task_state_status_jobs_idx', 'status, created_at DESC NULLS LAST, task_id DESC NULLS LAST'],
+    ] as const) {
+      expect(indexes.get(name)).toContain(`(${columns}) WHERE (parent_task_id IS NULL)`);
+    }
+    expect(indexes.get('agent_task_state_resumed_idx')).toMatch(/\(updated_at\) WHERE \(\(retry_count > 0\) AND \(parent_task_id IS NOT NULL\)\)/);
+    expect(indexes.get('agent_task_state_resumed_unfinished_idx')).toMatch(
+      /\(updated_at\) WHERE \(\(retry_count > 0\) AND \(status = ANY \(ARRAY\['pending'::task_status, 'running'::task_status, 'paused'::task_status\]\)\) AND \(parent_task_id IS NOT NULL\)\)/,
+    );
 
     const idempotency = indexes.get('agent_task_state_idempotency_idx')!;
     expect(idempotency).toMatch(/^CREATE UNIQUE INDEX/);

@@ -250,7 +250,7 @@ export class GatewayService {
             ...(request.body.temperature === undefined ? {} : { temperature: request.body.temperature }),
             ...(request.responseFormat === undefined ? {} : { responseFormat: request.responseFormat }),
             upstreamParams: request.upstreamParams,
-            context: { tenantId: call.tenant },
+            context: { tenantId: call.tenant, ...stickyKeyOf(call) },
             passThrough: { includeUsage: call.includeUsage === true, assemble, ...(call.onEvents ? { onEvents: call.onEvents } : {}) },
             ...(signal ? { signal } : {}),
           });
@@ -275,6 +275,12 @@ export class GatewayService {
       if (ticket !== undefined) this.queue.leave(ticket);
     }
   }
+}
+
+/** OpenAI's `user` (the caller's end user) keeps a weighted split on one target for that user, per tenant. */
+function stickyKeyOf(call: GatewayCall): { stickyKey?: string } {
+  const user = call.request.upstreamParams.user;
+  return typeof user === 'string' && user.length > 0 ? { stickyKey: `${call.tenant}:${user}` } : {};
 }
 
 /** Router and queue failures as the API reports them: busy (503), too large (400), upstream failed (502); details only in the log. */

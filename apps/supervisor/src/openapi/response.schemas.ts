@@ -126,6 +126,17 @@ export const TargetSnapshotSchema = z
     requests: z.number().int(),
     drained: z.boolean(),
     forcedPrimary: z.boolean(),
+    weights: z.array(z.object({ rule: z.string(), configured: z.number(), current: z.number(), changedAt: z.number().nullable() })),
+    canary: z
+      .object({
+        failing: z.boolean(),
+        failingRounds: z.number().int(),
+        checkedAt: z.number().nullable(),
+        passed: z.number().int(),
+        failures: z.array(z.object({ case: z.string(), language: z.string(), expected: z.string(), excerpt: z.string() })),
+        errors: z.array(z.object({ case: z.string(), language: z.string(), error: z.string() })),
+      })
+      .nullable(),
   })
   ;
 export const TargetsSchema = z.object({
@@ -138,6 +149,9 @@ export const ExplanationSchema = z.object({
   policy: z.string().optional(),
   matchedRules: z.array(z.string()).optional(),
   chosen: z.string().nullable(),
+  split: z
+    .object({ rule: z.string(), sticky: z.boolean(), targets: z.array(z.object({ target: z.string(), weight: z.number(), share: z.number(), eligible: z.boolean(), reason: z.string().optional() })) })
+    .optional(),
   candidates: z.array(z.object({ target: z.string(), rule: z.string(), eligible: z.boolean(), reason: z.string().optional(), score: z.number().optional() })),
   error: z.string().optional(),
 });

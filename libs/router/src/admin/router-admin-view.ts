@@ -1,10 +1,12 @@
 import type { RequestMeta } from '@switchyard/contracts';
 import type { Logger } from '@switchyard/observability';
+import type { CanaryCaseResult } from '../canary/canary-verdict';
 import type { Clock } from '../clock';
 import type { FailureClass } from '../health/health-settings';
 import type { RouteSelector } from '../routing/route-selector';
 import { NoEligibleTargetError } from '../routing/no-eligible-target.error';
 import type { TargetStateRegistry } from '../state/target-state';
+import type { WeightChangeEntry } from '../weights/weight-book';
 import type { DecisionExplanation, RouterAdmin, TargetSnapshot } from './router-admin';
 import { explainDecision, snapshotTarget, UnknownTargetError } from './router-admin.views';
 
@@ -51,6 +53,62 @@ export class RouterAdminView implements RouterAdmin {
     state.observe(this.clock.now(), { ok: false, failure: result.failure ?? 'network', latencyMs: result.latencyMs });
   }
 
+  /**
+   * One round of business canaries on a target. Failing → it loses its share (the live filter
+   * drops it) and the recovery ramp is tripped; a passing round afterwards → it climbs the ramp
+   * from its first step. Each change is one structured log line with the failing cases.
+   */
+  recordCanaryRound(targetName: string, results: readonly CanaryCaseResult[]): void {
+    const state = this.states.get(targetName);
+    const canaries = this.selector.config.config.canaries;
+    if (state === undefined || canaries === null) return;
+    const now = this.clock.now();
+    const transition = state.canary.recordRound(now, results, canaries.rounds_to_fail);
+    if (transition === 'failing') {
+      state.ramp.trip(now);
+      this.logger.warn(
+        { event: 'canary_failing', target: targetName, rounds: canaries.rounds_to_fail, failures: state.canary.snapshot().failures },
+        'target fails its business canaries: it takes no traffic until a round passes',
+      );
+    } else if (transition === 'recovered') {
+      state.ramp.climbFrom(now);
+      this.logger.info({ event: 'canary_recovered', target: targetName }, 'target passes its business canaries again: its share climbs the recovery ramp');
+    }
+  }
+
+  /** One dynamic-weights round from this process's passive windows; every change is a decision log line. */
+  rebalanceWeights(): WeightChangeEntry[] {
+    const config = this.selector.config;
+    const now = this.clock.now();
+    const changes = this.selector.weights.rebalance(
+      (name) => {
+        const stats = this.states.get(name)!.window.stats(now);
+        const price = config.targetsByName.get(name)!.cost_per_1k_tokens;
+        return { requests: stats.requests, successRate: stats.successRate, latencyP50Ms: stats.latencyMs.p50, price: price.input + price.output };
+      },
+      config.config.dynamic_weights,
+      now,
+    );
+    for (const change of changes) {
+      this.logger.info(
+        {
+          event: 'weight_changed',
+          rule: change.rule,
+          target: change.target,
+          from: change.from,
+          to: change.to,
+          desired: change.desired,
+          score: change.score.score,
+          success_rate: change.score.successRate,
+          latency_p50_ms: change.score.latencyP50Ms,
+          price_per_1k: change.score.price,
+        },
+        'routing decision: dynamic weight changed',
+      );
+    }
+    return changes;
+  }
+
   /** Tells `listener` whenever this process's traffic opens a target's breaker (for the fleet). Returns the unsubscribe. */
   onBreakerOpen(listener: (target: string, cooldownLeftMs: number) => void): () => void {
     this.breakerListeners.add(listener);
@@ -88,7 +146,9 @@ export class RouterAdminView implements RouterAdmin {
 
   snapshot(): TargetSnapshot[] {
     const now = this.clock.now();
-    return this.selector.config.targets.map((target) => snapshotTarget(target, this.states.get(target.name)!, now, this.selector.config.config, this.selector.forced === target.name));
+    return this.selector.config.targets.map((target) =>
+      snapshotTarget(target, this.states.get(target.name)!, now, this.selector.config.config, this.selector.forced === target.name, this.selector.weights.viewOf(target.name)),
+    );
   }
 
   explain(meta: RequestMeta): DecisionExplanation {

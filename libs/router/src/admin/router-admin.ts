@@ -1,5 +1,7 @@
 import type { RequestMeta } from '@switchyard/contracts';
-import type { RoutingDecision } from '../routing/routing-decision';
+import type { CanarySnapshot } from '../canary/canary-status';
+import type { RoutingDecision, SplitExplanation } from '../routing/routing-decision';
+import type { TargetWeightView } from '../weights/weight-book';
 
 /**
  * What operators and the admin API see of and do to the router. The Router implements it;
@@ -29,11 +31,17 @@ export interface TargetSnapshot {
   requests: number;
   drained: boolean;
   forcedPrimary: boolean;
+  /** Every weighted split the target is in: its configured weight and the weight now (dynamic weights move it). */
+  weights: TargetWeightView[];
+  /** The business canaries' last verdict (failing cases with what was expected and what came back); null without canaries. */
+  canary: CanarySnapshot | null;
 }
 
 /** An explained decision, as the admin API returns it: dropped candidates with reasons, scores, the choice. */
 export interface DecisionExplanation extends Pick<RoutingDecision, 'rule' | 'policy' | 'matchedRules'> {
   chosen: string | null;
+  /** The weighted split the call went through: weights now and each target's share after the filters. */
+  split?: SplitExplanation;
   candidates: { target: string; rule: string; eligible: boolean; reason?: string; score?: number }[];
   error?: string;
 }

@@ -3,6 +3,7 @@ import type { RouterConfig, RoutingPolicy, TargetConfig } from '../config/router
 import { isOverloaded } from '../quota/overload';
 import type { RoutingDecision, RoutingExplanation } from '../routing/routing-decision';
 import type { TargetState } from '../state/target-state';
+import type { TargetWeightView } from '../weights/weight-book';
 import type { DecisionExplanation, TargetAvailability, TargetSnapshot } from './router-admin';
 
 /** An operator named a target the config does not have. */
@@ -16,7 +17,14 @@ export class UnknownTargetError extends Error {
   }
 }
 
-export function snapshotTarget(target: TargetConfig, state: TargetState, now: number, config: RouterConfig, forcedPrimary: boolean): TargetSnapshot {
+export function snapshotTarget(
+  target: TargetConfig,
+  state: TargetState,
+  now: number,
+  config: RouterConfig,
+  forcedPrimary: boolean,
+  weights: TargetWeightView[] = [],
+): TargetSnapshot {
   const stats = state.window.stats(now);
   const breaker = state.breaker.state(now);
   const share = state.ramp.recovering ? state.ramp.share(now) : 100;
@@ -24,7 +32,7 @@ export function snapshotTarget(target: TargetConfig, state: TargetState, now: nu
   let availability: TargetAvailability = 'available';
   if (state.drained) availability = 'drained';
   else if (state.coldStart) availability = 'cold_start';
-  else if (breaker === 'open' || state.health.isBelowThreshold()) availability = 'unavailable';
+  else if (breaker === 'open' || state.health.isBelowThreshold() || state.canary.failing) availability = 'unavailable';
   else if (target.type === 'local' && isOverloaded(stats.firstTokenMs.mean, state.inFlight, target.max_concurrency, overload)) availability = 'overloaded';
   else if (breaker === 'half_open' || share < 100 || (stats.successRate !== null && stats.successRate < 0.7)) availability = 'degraded';
   return {
@@ -44,6 +52,8 @@ export function snapshotTarget(target: TargetConfig, state: TargetState, now: nu
     requests: stats.requests,
     drained: state.drained,
     forcedPrimary,
+    weights,
+    canary: config.canaries === null ? null : state.canary.snapshot(),
   };
 }
 
@@ -62,6 +72,7 @@ export function explainDecision(
     rule,
     policy: decision.policy,
     matchedRules: decision.matchedRules,
+    ...(decision.split === undefined ? {} : { split: decision.split }),
     chosen,
     candidates: decision.candidates.map((candidate) => {
       const target = byName.get(candidate.target);

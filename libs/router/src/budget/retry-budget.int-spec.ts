@@ -28,4 +28,10 @@ describe('RedisRetryBudgetStore (real Redis)', () => {
     await Promise.all(Array.from({ length: 20 }, () => store.spend('job-2')));
     expect(await store.spent('job-2')).toBe(20);
   });
+
+  it('reports the budget used up to exactly one of many workers spending it at once', async () => {
+    const workers = Array.from({ length: 4 }, () => new RedisRetryBudgetStore(redis, prefix));
+    const spends = await Promise.all(Array.from({ length: 20 }, (_, i) => new CallRetryBudget(workers[i % 4]!, 12, 'job-3').spend()));
+    expect(spends.filter(Boolean)).toHaveLength(1);
+  });
 });

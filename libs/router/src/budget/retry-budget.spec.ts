@@ -26,6 +26,14 @@ describe('CallRetryBudget', () => {
     expect(await new CallRetryBudget(store, 3, 'other-job').exhausted()).toBe(false);
   });
 
+  it('tells the spend that used up the budget, once, whichever call of the job made it', async () => {
+    const store = new InMemoryRetryBudgetStore(new FakeClock());
+    const first = new CallRetryBudget(store, 3, 'job');
+    const second = new CallRetryBudget(store, 3, 'job');
+    expect([await first.spend(), await second.spend(), await first.spend(), await second.spend()]).toEqual([false, false, true, false]);
+    expect(await new CallRetryBudget(store, 1, undefined).spend()).toBe(true);
+  });
+
   it('gives a call without a job a budget of its own', async () => {
     const store = new InMemoryRetryBudgetStore(new FakeClock());
     const a = new CallRetryBudget(store, 1, undefined);

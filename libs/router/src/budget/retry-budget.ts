@@ -107,8 +107,12 @@ export class CallRetryBudget {
     return spent >= this.limit;
   }
 
-  async spend(): Promise<void> {
-    if (this.scope === undefined) this.local += 1;
-    else await this.store.spend(this.scope);
+  /**
+   * Counts a failed attempt. True when this one used up the budget: the store's count lands on
+   * the limit once per budget, however many calls and workers spend it at the same time.
+   */
+  async spend(): Promise<boolean> {
+    const count = this.scope === undefined ? ++this.local : await this.store.spend(this.scope);
+    return count === this.limit;
   }
 }

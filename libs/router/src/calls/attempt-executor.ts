@@ -5,7 +5,7 @@ import type { Clock } from '../clock';
 import type { CompiledRouterConfig } from '../config/compile-router-config';
 import type { TargetConfig } from '../config/router-config.schema';
 import type { SlotResult, TargetLimiter } from '../fleet/target-limiter';
-import type { AttemptEvent, CallObserver } from '../observe/call-observer';
+import type { AttemptEvent, CallObserver, RetryBudgetExhaustedEvent } from '../observe/call-observer';
 import { resolveApiKey, type SecretResolver } from '../providers/api-key';
 import type { ProviderResult } from '../providers/chat-provider';
 import type { ProviderRegistry } from '../providers/provider-registry';
@@ -14,7 +14,7 @@ import type { RoutingDecision } from '../routing/routing-decision';
 import type { TargetStateRegistry } from '../state/target-state';
 import { attemptTotalMs, StagedDeadline } from '../timing/staged-deadline';
 import { looksLikeJsonObject } from './bad-output';
-import type { AttemptOutcome, ChatCallRequest, ChatCallResult } from './chat-call';
+import type { AttemptOutcome, CallContext, ChatCallRequest, ChatCallResult } from './chat-call';
 import { costUsd, type TokenUsage } from './cost';
 import { countTextTokens } from './estimate-tokens';
 import type { AttemptRecord } from './router-call.error';
@@ -248,6 +248,17 @@ export class AttemptExecutor {
     for (const observer of this.observers) {
       try {
         observer.onAttempt(event);
+      } catch (error) {
+        this.logger.error({ err: error }, 'call observer failed');
+      }
+    }
+  }
+
+  notifyRetryBudgetExhausted(context: CallContext | undefined, limit: number): void {
+    const event: RetryBudgetExhaustedEvent = { at: new Date(), context, limit };
+    for (const observer of this.observers) {
+      try {
+        observer.onRetryBudgetExhausted?.(event);
       } catch (error) {
         this.logger.error({ err: error }, 'call observer failed');
       }

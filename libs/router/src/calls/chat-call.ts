@@ -59,6 +59,8 @@ export interface CallContext {
   traceId?: string;
   /** Tasks in the job: its retry budget grows with them (`retry_budget_per_task`). */
   jobTaskCount?: number;
+  /** Keeps a weighted split on one target for every call with this key; the job id when absent. */
+  stickyKey?: string;
 }
 
 export interface ChatCallResult {

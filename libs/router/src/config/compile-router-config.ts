@@ -7,6 +7,8 @@ export interface CompiledRule {
   readonly condition: CompiledCondition;
   /** Indexes into `CompiledRouterConfig.targets`, in the rule's order. */
   readonly targets: readonly number[];
+  /** A weighted split: the configured weight of each of `targets`. */
+  readonly weights?: readonly number[];
 }
 
 /**
@@ -38,6 +40,7 @@ export function compileRouterConfig(config: RouterConfig, source = '(inline)'): 
           if (index === undefined) throw new Error(`route "${rule.name}" names unknown target "${name}"`);
           return index;
         }),
+        ...(rule.weights === undefined ? {} : { weights: rule.weights }),
       }),
     )
     // Array.prototype.sort is stable, so equal priorities keep config order.

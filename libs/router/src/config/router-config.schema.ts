@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonSchemaProblem } from '../calls/structured-output';
 import {
   COMPLEXITIES,
   ComplexitySchema,
@@ -35,6 +36,9 @@ const nameSchema = z
 
 const timeoutMsSchema = z.number().int().min(100).max(600_000);
 
+const LANGUAGE_TAG = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
+const LANGUAGE_TAG_HINT = 'a language tag such as "zh", "en" or "zh-Hans"';
+
 const TargetSchema = z.strictObject({
   name: nameSchema,
   type: z.enum(TARGET_TYPES),
@@ -53,6 +57,8 @@ const TargetSchema = z.strictObject({
   rpm: z.number().int().min(1).optional(),
   tpm: z.number().int().min(1).optional(),
   tokens_per_second: z.number().positive().optional(),
+  /** The languages this target serves: canary cases in other languages are not run on it (seed 004 §5.5). */
+  languages: z.array(z.string().regex(LANGUAGE_TAG, LANGUAGE_TAG_HINT)).min(1).optional(),
 });
 
 const ms = (fallback: number) => z.number().int().min(0).max(86_400_000).default(fallback);
@@ -190,12 +196,20 @@ const WhenSchema = z
     }
   });
 
+/** One entry of a weighted split: `{name, weight}` (seed 003 §4.4). Weight 0 is a standby, tried only when every weighted target is out. */
+const WeightedTargetSchema = z.strictObject({
+  name: z.string().min(1),
+  weight: z.number().min(0, 'a weight cannot be negative').max(1_000_000),
+});
+
+const targetName = (entry: string | { name: string }) => (typeof entry === 'string' ? entry : entry.name);
+
 const RuleSchema = z
   .strictObject({
     name: nameSchema,
     when: WhenSchema,
     target: z.string().min(1).optional(),
-    targets: z.array(z.string().min(1)).min(1).optional(),
+    targets: z.array(z.union([z.string().min(1), WeightedTargetSchema], { error: 'expected a target name or {name, weight}' })).min(1).optional(),
     priority: z.number().int().default(0),
   })
   .superRefine((rule, ctx) => {
@@ -205,9 +219,94 @@ const RuleSchema = z
       ctx.addIssue({ code: 'custom', path: ['target'], message: 'a rule needs `target` (one name) or `targets` (an ordered list)' });
     }
     const seen = new Set<string>();
-    rule.targets?.forEach((name, index) => {
+    rule.targets?.forEach((entry, index) => {
+      const name = targetName(entry);
       if (seen.has(name)) ctx.addIssue({ code: 'custom', path: ['targets', index], message: `target "${name}" is listed twice` });
       seen.add(name);
+    });
+    const weighted = rule.targets?.filter((entry) => typeof entry !== 'string') ?? [];
+    if (weighted.length > 0 && weighted.length < (rule.targets?.length ?? 0)) {
+      ctx.addIssue({ code: 'custom', path: ['targets'], message: 'give every target of a split a weight ({name, weight}), or none (an ordered list)' });
+    } else if (weighted.length > 0 && weighted.every((entry) => entry.weight === 0)) {
+      ctx.addIssue({ code: 'custom', path: ['targets'], message: 'every weight is 0: at least one target of a split needs a positive weight' });
+    }
+  });
+
+/**
+ * Dynamic weights (seed 004 §3.3): every `interval_s` each weighted split's weights move toward
+ * a score of success rate, latency and cost, by at most `max_step_points` (points of the rule's
+ * total) per move and at most once per `min_change_interval_s` per weight.
+ */
+const DynamicWeightsSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    interval_s: z.number().int().min(1).max(86_400).default(60),
+    max_step_points: z.number().min(1).max(100).default(15),
+    min_change_interval_s: z.number().int().min(0).max(86_400).default(300),
+    /** Below this many calls in the passive window a target's score is unknown and its weight stays. */
+    min_requests: z.number().int().min(1).max(1_000_000).default(20),
+    /** Points a target loses for being slower / dearer than the best of its split (0 for the best, up to the figure). */
+    latency_penalty: z.number().min(0).max(100).default(30),
+    cost_penalty: z.number().min(0).max(100).default(20),
+  })
+  .prefault({});
+
+const CanaryExpectSchema = z
+  .strictObject({
+    contains: oneOrManyText().optional(),
+    regex: z.string().min(1).optional(),
+    json_schema: z.record(z.string(), z.unknown()).optional(),
+  })
+  .superRefine((expect, ctx) => {
+    if (expect.contains === undefined && expect.regex === undefined && expect.json_schema === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'names no check; give `contains`, `regex` or `json_schema`' });
+    }
+    if (expect.regex !== undefined) {
+      try {
+        new RegExp(expect.regex, 'u');
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', path: ['regex'], message: `not a valid regular expression: ${error instanceof Error ? error.message : String(error)}` });
+      }
+    }
+    if (expect.json_schema !== undefined) {
+      const problem = jsonSchemaProblem(expect.json_schema);
+      if (problem !== null) ctx.addIssue({ code: 'custom', path: ['json_schema'], message: problem });
+    }
+  });
+
+function oneOrManyText() {
+  return z
+    .union([z.string().min(1), z.array(z.string().min(1)).min(1)], { error: 'expected a text, or a non-empty list of texts that must all appear' })
+    .transform((value) => (Array.isArray(value) ? value : [value]));
+}
+
+const CanaryCaseSchema = z.strictObject({
+  name: nameSchema,
+  language: z.string().regex(LANGUAGE_TAG, LANGUAGE_TAG_HINT),
+  prompt: z.string().min(1).max(20_000),
+  expect: CanaryExpectSchema,
+});
+
+/**
+ * Business canary probes (seed 004 §4.1): real cases sent to every target every `interval_s`; a
+ * target that answers but fails them `rounds_to_fail` rounds in a row loses its share like an
+ * unhealthy one, and comes back through the recovery ramp after a passing round. The cases are
+ * inline (`cases`) or in a YAML file `{cases: [...]}` (`cases_file`, relative to router.yaml).
+ */
+const CanariesSchema = z
+  .strictObject({
+    interval_s: z.number().int().min(1).max(86_400).default(300),
+    timeout_ms: timeoutMsSchema.default(30_000),
+    max_tokens: z.number().int().min(1).max(8_192).default(256),
+    rounds_to_fail: z.number().int().min(1).max(100).default(2),
+    cases_file: z.string().min(1).optional(),
+    cases: z.array(CanaryCaseSchema).min(1, 'at least one canary case is required'),
+  })
+  .superRefine((canaries, ctx) => {
+    const seen = new Set<string>();
+    canaries.cases.forEach((testCase, index) => {
+      if (seen.has(testCase.name)) ctx.addIssue({ code: 'custom', path: ['cases', index, 'name'], message: `duplicate canary case name "${testCase.name}"` });
+      seen.add(testCase.name);
     });
   });
 
@@ -238,6 +337,8 @@ const RouterSectionSchema = z
     cache: z.never({ error: 'moved: the gateway response cache is the top-level `response_cache` block, beside `router`' }).optional(),
     gateway: GatewaySchema,
     fleet_limits: FleetLimitsSchema,
+    dynamic_weights: DynamicWeightsSchema,
+    canaries: CanariesSchema.optional(),
     models: z
       .record(nameSchema, ModelAliasSchema)
       .default({})
@@ -263,9 +364,14 @@ const RouterSectionSchema = z
       if (rule.target !== undefined && !targetNames.has(rule.target)) {
         ctx.addIssue({ code: 'custom', path: ['routes', index, 'target'], message: `unknown target "${rule.target}"; known targets: ${known}` });
       }
-      rule.targets?.forEach((name, position) => {
+      rule.targets?.forEach((entry, position) => {
+        const name = targetName(entry);
         if (!targetNames.has(name)) {
-          ctx.addIssue({ code: 'custom', path: ['routes', index, 'targets', position], message: `unknown target "${name}"; known targets: ${known}` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['routes', index, 'targets', position, ...(typeof entry === 'string' ? [] : ['name'])],
+            message: `unknown target "${name}"; known targets: ${known}`,
+          });
         }
       });
     });
@@ -289,6 +395,8 @@ const RouterSectionSchema = z
     probes: router.probes,
     gateway: router.gateway,
     fleet_limits: router.fleet_limits,
+    dynamic_weights: router.dynamic_weights,
+    canaries: router.canaries ?? null,
     models: router.models,
     targets: router.targets.map((target) => {
       const local = target.type === 'local';
@@ -302,7 +410,14 @@ const RouterSectionSchema = z
         tokens_per_second: target.tokens_per_second ?? DEFAULT_TOKENS_PER_SECOND,
       };
     }),
-    routes: router.routes.map(({ target, targets, ...rule }) => ({ ...rule, targets: targets ?? (target === undefined ? [] : [target]) })),
+    routes: router.routes.map(({ target, targets, ...rule }) => {
+      const weighted = targets !== undefined && targets.every((entry) => typeof entry !== 'string');
+      return {
+        ...rule,
+        targets: targets?.map(targetName) ?? (target === undefined ? [] : [target]),
+        ...(weighted ? { weights: targets.map((entry) => (entry as { weight: number }).weight) } : {}),
+      };
+    }),
   }));
 
 /**
@@ -336,6 +451,8 @@ export interface TargetConfig {
   tpm?: number;
   /** Assumed generation speed, for an attempt's total-time budget. */
   tokens_per_second: number;
+  /** The languages it serves (canary cases in others are not run on it); all when absent. */
+  languages?: string[];
 }
 
 /** A rule with `target`/`targets` normalised to an ordered list. */
@@ -343,8 +460,14 @@ export interface RuleConfig {
   name: string;
   when: RuleCondition;
   targets: string[];
+  /** A weighted split: the weight of each of `targets`, in the same order. Absent: an ordered list. */
+  weights?: number[];
   priority: number;
 }
+
+export type DynamicWeightsConfig = z.output<typeof DynamicWeightsSchema>;
+export type CanariesConfig = z.output<typeof CanariesSchema>;
+export type CanaryCase = z.output<typeof CanaryCaseSchema>;
 
 export interface RouterConfig {
   default_policy: RoutingPolicy;
@@ -366,6 +489,9 @@ export interface RouterConfig {
   cache: z.output<typeof CacheSchema>;
   gateway: z.output<typeof GatewaySchema>;
   fleet_limits: z.output<typeof FleetLimitsSchema>;
+  dynamic_weights: DynamicWeightsConfig;
+  /** Business canary probes; none when absent. */
+  canaries: CanariesConfig | null;
   /** Model aliases: name → request meta. */
   models: Record<string, ModelAlias>;
   targets: TargetConfig[];

@@ -20,6 +20,8 @@ const target = (name: string, over: Partial<TargetSnapshot> = {}): TargetSnapsho
   requests: 0,
   drained: false,
   forcedPrimary: false,
+  weights: [],
+  canary: null,
   ...over,
 });
 
@@ -41,8 +43,8 @@ describe('fleet view', () => {
       ['worker:a', 'worker', 1_000],
       ['worker:b', 'worker', 2_000],
     ]);
-    expect(t7.aggregate).toEqual({ processes: 3, minScore: 40, anyBreakerOpen: true, totalInFlight: 6, worstErrorRate: 0.5, drainedIn: 1 });
-    expect(view.get('cloud')!.aggregate).toEqual({ processes: 1, minScore: 100, anyBreakerOpen: false, totalInFlight: 0, worstErrorRate: 0, drainedIn: 0 });
+    expect(t7.aggregate).toEqual({ processes: 3, minScore: 40, anyBreakerOpen: true, totalInFlight: 6, worstErrorRate: 0.5, drainedIn: 1, canaryFailingIn: 0 });
+    expect(view.get('cloud')!.aggregate).toEqual({ processes: 1, minScore: 100, anyBreakerOpen: false, totalInFlight: 0, worstErrorRate: 0, drainedIn: 0, canaryFailingIn: 0 });
   });
 
   it("replaces the caller's stored report with its live one", () => {
@@ -52,7 +54,7 @@ describe('fleet view', () => {
   });
 
   it('has an empty aggregate for no reports and never a negative age', () => {
-    expect(aggregateTarget([])).toEqual({ processes: 0, minScore: null, anyBreakerOpen: false, totalInFlight: 0, worstErrorRate: 0, drainedIn: 0 });
+    expect(aggregateTarget([])).toEqual({ processes: 0, minScore: null, anyBreakerOpen: false, totalInFlight: 0, worstErrorRate: 0, drainedIn: 0, canaryFailingIn: 0 });
     expect(buildFleetView([report('w', 'worker', 2_000, [target('t')])], 1_000).get('t')!.processes[0]!.ageMs).toBe(0);
   });
 });

@@ -139,6 +139,9 @@ export interface FleetTargetEntry extends ProcessIdentity {
   requests: number;
   drained: boolean;
   forcedPrimary: boolean;
+  /** The process's weights of each split the target is in (dynamic weights differ per process). */
+  weights: TargetSnapshot['weights'];
+  canary: TargetSnapshot['canary'];
 }
 
 export interface FleetAggregate {
@@ -149,6 +152,8 @@ export interface FleetAggregate {
   worstErrorRate: number;
   /** Processes whose router has the target drained (should be all or none). */
   drainedIn: number;
+  /** Processes whose canaries find the target failing. */
+  canaryFailingIn: number;
 }
 
 export interface FleetTargetView {
@@ -165,6 +170,7 @@ export function aggregateTarget(entries: readonly FleetTargetEntry[]): FleetAggr
     totalInFlight: entries.reduce((sum, e) => sum + e.inFlight, 0),
     worstErrorRate: entries.reduce((worst, e) => Math.max(worst, e.errorRate), 0),
     drainedIn: entries.filter((e) => e.drained).length,
+    canaryFailingIn: entries.filter((e) => e.canary?.failing === true).length,
   };
 }
 
@@ -192,6 +198,9 @@ export function buildFleetView(reports: readonly RouterSnapshotReport[], now: nu
         requests: t.requests,
         drained: t.drained,
         forcedPrimary: t.forcedPrimary,
+        // Absent from reporters older than weighted splits and canaries.
+        weights: t.weights ?? [],
+        canary: t.canary ?? null,
       };
       const list = byTarget.get(t.name) ?? [];
       list.push(entry);

@@ -39,4 +39,14 @@ describe('UpstreamMetricsObserver', () => {
     expect(sampleValue(parsed, 'switchyard_upstream_errors_total', { target: 'cloud_main', error_class: 'rate_limited' })).toBe(1);
     expect(sampleValue(parsed, 'switchyard_upstream_errors_total', { target: 'cloud_main', error_class: 'bad_output' })).toBe(1);
   });
+
+  it('counts retry budgets used up, by tenant', async () => {
+    const registry = new MetricsRegistry();
+    const observer = new UpstreamMetricsObserver(registry);
+    observer.onRetryBudgetExhausted({ at: new Date(0), context: { jobId: 'job-1', tenantId: 'acme' }, limit: 12 });
+    observer.onRetryBudgetExhausted({ at: new Date(0), context: undefined, limit: 12 });
+    const parsed = parsePrometheusText(await registry.render());
+    expect(sampleValue(parsed, 'switchyard_retry_budget_exhausted_total', { tenant: 'acme' })).toBe(1);
+    expect(sampleValue(parsed, 'switchyard_retry_budget_exhausted_total', { tenant: '(none)' })).toBe(1);
+  });
 });

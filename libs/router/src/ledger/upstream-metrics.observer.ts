@@ -1,5 +1,5 @@
 import type { Counter, Histogram, MetricsRegistry } from '@switchyard/observability';
-import type { AttemptEvent, CallObserver } from '../observe/call-observer';
+import type { AttemptEvent, CallObserver, RetryBudgetExhaustedEvent } from '../observe/call-observer';
 
 /** The tenant label of a call no tenant made (a probe). */
 export const NO_TENANT = '(none)';
@@ -18,6 +18,7 @@ export class UpstreamMetricsObserver implements CallObserver {
   private readonly errors: Counter;
   private readonly latency: Histogram;
   private readonly firstToken: Histogram;
+  private readonly budgetsExhausted: Counter;
 
   constructor(registry: MetricsRegistry) {
     const byCall = ['target', 'target_type', 'model', 'outcome', 'tenant'];
@@ -28,6 +29,11 @@ export class UpstreamMetricsObserver implements CallObserver {
     this.errors = registry.counter('switchyard_upstream_errors_total', 'Failed upstream attempts by error class.', ['target', 'error_class']);
     this.latency = registry.histogram('switchyard_upstream_latency_seconds', 'Wall time of upstream attempts.', ['target', 'model', 'outcome']);
     this.firstToken = registry.histogram('switchyard_upstream_first_token_seconds', 'Time from sending an upstream request to its first content token.', ['target', 'model']);
+    this.budgetsExhausted = registry.counter(
+      'switchyard_retry_budget_exhausted_total',
+      'Retry budgets used up (a job, or a gateway call): counted once per budget, by the process whose failed attempt spent the last of it.',
+      ['tenant'],
+    );
   }
 
   onAttempt(event: AttemptEvent): void {
@@ -42,6 +48,10 @@ export class UpstreamMetricsObserver implements CallObserver {
     if (event.outcome !== 'ok') {
       this.errors.inc({ target, error_class: event.errorClass ?? event.outcome });
     }
+  }
+
+  onRetryBudgetExhausted(event: RetryBudgetExhaustedEvent): void {
+    this.budgetsExhausted.inc({ tenant: event.context?.tenantId ?? NO_TENANT });
   }
 }
 

@@ -46,10 +46,19 @@ export interface AttemptRecorder {
   finished(event: AttemptEvent): void;
 }
 
+/** A retry budget ran out: the failed attempt that used its last unit. */
+export interface RetryBudgetExhaustedEvent {
+  at: Date;
+  context: CallContext | undefined;
+  limit: number;
+}
+
 /**
  * Told of every upstream attempt. Called on the hot path: implementations must not block
  * (buffer and write in the background) and must not throw.
  */
 export interface CallObserver {
   onAttempt(event: AttemptEvent): void;
+  /** Once per budget, in the process whose failed attempt used it up. */
+  onRetryBudgetExhausted?(event: RetryBudgetExhaustedEvent): void;
 }

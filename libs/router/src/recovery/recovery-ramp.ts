@@ -55,6 +55,11 @@ export class RecoveryRamp {
     this.trippedAt = now;
   }
 
+  /** Starts the climb now, at the first step, without the switch cooldown (a target whose fault just ended and was held at 0 meanwhile). */
+  climbFrom(now: number): void {
+    this.trippedAt = now - this.settings.switchCooldownMs;
+  }
+
   get recovering(): boolean {
     return this.trippedAt !== undefined;
   }

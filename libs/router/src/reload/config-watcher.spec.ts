@@ -46,6 +46,13 @@ describe('RouterConfigWatcher', () => {
       expect(message).toContain(file);
       expect(message).toMatch(/rejected, the previous config stays in force/);
       expect(applied.at(-1)!.targets[0]!.name).toBe('second');
+
+      // A split with every weight 0: rejected too, the old config stays.
+      const appliedBefore = applied.length;
+      writeFileSync(file, yaml('second').replace('target: second', 'targets: [{name: second, weight: 0}]'));
+      await waitFor('the second rejection', () => (errors.length >= 2 ? errors.at(-1) : undefined));
+      expect(errors.at(-1)).toMatch(/rejected, the previous config stays in force/);
+      expect(applied).toHaveLength(appliedBefore);
     } finally {
       watcher.stop();
     }

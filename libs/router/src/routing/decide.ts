@@ -1,10 +1,11 @@
 import type { RequestMeta } from '@switchyard/contracts';
-import type { CompiledRouterConfig } from '../config/compile-router-config';
+import type { CompiledRouterConfig, CompiledRule } from '../config/compile-router-config';
 import type { RoutingPolicy, TargetConfig } from '../config/router-config.schema';
 import { DROP_REASONS, sensitiveRequiresLocal, type CandidateFilter } from './candidate-filter';
 import { conditionMatches } from './rule-matcher';
 import { NoEligibleTargetError } from './no-eligible-target.error';
-import { ANY_ELIGIBLE_RULE, FORCED_PRIMARY_RULE, type CandidateRecord, type RoutingDecision } from './routing-decision';
+import { ANY_ELIGIBLE_RULE, FORCED_PRIMARY_RULE, type CandidateRecord, type RoutingDecision, type SplitExplanation } from './routing-decision';
+import { effectiveShares, randomSplitOrder, stickySplitOrder } from './weighted-split';
 
 export interface DecideOptions {
   /** Targets the caller will not use for this call, e.g. one that just failed. */
@@ -18,6 +19,12 @@ export interface DecideOptions {
   forcedPrimary?: string;
   /** Orders the policy step by live score (higher first) instead of the static order. */
   score?: (target: TargetConfig, policy: RoutingPolicy) => number;
+  /** A weighted split keeps every call with this key on one target (the job id); a random draw without it. */
+  stickyKey?: string;
+  /** [0, 1), for the draw of a call without a sticky key. Default Math.random. */
+  random?: () => number;
+  /** The weights of a split now (dynamic weights); its configured weights unless given. */
+  weightsOf?: (rule: CompiledRule) => readonly number[];
 }
 
 const NO_FILTERS: readonly CandidateFilter[] = [];
@@ -44,6 +51,7 @@ export function decideRoute(config: CompiledRouterConfig, meta: RequestMeta, opt
   const matchedRules: string[] = [];
   let chosen: TargetConfig | undefined;
   let chosenRule = ANY_ELIGIBLE_RULE;
+  let split: SplitExplanation | undefined;
 
   const judge = (index: number): string | null => {
     const known = verdicts[index];
@@ -69,7 +77,13 @@ export function decideRoute(config: CompiledRouterConfig, meta: RequestMeta, opt
     if (!conditionMatches(rule.condition, meta)) continue;
     matchedRules.push(rule.name);
     if (chosen !== undefined) continue;
-    for (const index of rule.targets) {
+    let order = rule.targets;
+    if (rule.weights !== undefined) {
+      const weights = options.weightsOf?.(rule) ?? rule.weights;
+      order = splitOrder(config, rule, weights, options).map((position) => rule.targets[position]!);
+      split ??= explainSplit(config, rule, weights, options.stickyKey !== undefined, judge);
+    }
+    for (const index of order) {
       const reason = judge(index);
       candidates.push({ target: targets[index]!.name, rule: rule.name, eligible: reason === ELIGIBLE, reason: reason ?? undefined });
       if (reason === ELIGIBLE) {
@@ -95,8 +109,30 @@ export function decideRoute(config: CompiledRouterConfig, meta: RequestMeta, opt
     }
   }
 
-  if (chosen === undefined) throw new NoEligibleTargetError({ policy, candidates, matchedRules }, meta);
-  return { target: chosen, rule: chosenRule, policy, candidates, matchedRules };
+  if (chosen === undefined) throw new NoEligibleTargetError({ policy, candidates, matchedRules, ...(split === undefined ? {} : { split }) }, meta);
+  return { target: chosen, rule: chosenRule, policy, candidates, matchedRules, ...(split === undefined ? {} : { split }) };
+}
+
+function splitOrder(config: CompiledRouterConfig, rule: CompiledRule, weights: readonly number[], options: DecideOptions): number[] {
+  if (options.stickyKey === undefined) return randomSplitOrder(weights, options.random ?? Math.random);
+  return stickySplitOrder(weights, rule.targets.map((index) => config.targets[index]!.name), options.stickyKey);
+}
+
+/** Every target of the split judged, with its share once the dropped ones' weight is shared among the rest. */
+function explainSplit(config: CompiledRouterConfig, rule: CompiledRule, weights: readonly number[], sticky: boolean, judge: (index: number) => string | null): SplitExplanation {
+  const reasons = rule.targets.map((index) => judge(index));
+  const shares = effectiveShares(
+    weights,
+    reasons.map((reason) => reason === ELIGIBLE),
+  );
+  return {
+    rule: rule.name,
+    sticky,
+    targets: rule.targets.map((index, position) => {
+      const reason = reasons[position];
+      return { target: config.targets[index]!.name, weight: weights[position]!, share: shares[position]!, eligible: reason === ELIGIBLE, ...(reason ? { reason } : {}) };
+    }),
+  };
 }
 
 /** The policy step with live scores: every not-yet-judged target is judged, the best eligible one wins. */

@@ -9,6 +9,7 @@ import { missingApiKeyFilter, type SecretResolver } from '../providers/api-key';
 import { scoreTarget } from '../scoring/target-score';
 import { LIVE_DROP_REASONS, liveTargetFilter } from '../state/live-target-filter';
 import type { TargetStateRegistry } from '../state/target-state';
+import { WeightBook } from '../weights/weight-book';
 import { contextWindowFilter, sensitiveRequiresLocal, type CandidateFilter } from './candidate-filter';
 import { decideRoute, type DecideOptions } from './decide';
 import { NoEligibleTargetError } from './no-eligible-target.error';
@@ -46,6 +47,8 @@ export class RouteSelector {
   private filtersWithoutShare: readonly CandidateFilter[] = [];
   /** The operator's manual switch (seed 004 §4.3). */
   forced: string | undefined;
+  /** The weighted splits' weights as they stand (dynamic weights move them). */
+  readonly weights: WeightBook;
   readonly score = (target: TargetConfig, policy: RoutingPolicy): number => {
     const state = this.states.get(target.name);
     const firstTokenMeanMs = state?.window.meanFirstTokenMs(this.clock.now()) ?? null;
@@ -66,6 +69,7 @@ export class RouteSelector {
     this.extraFilters = options.filters;
     this.clock = options.clock;
     this.random = options.random;
+    this.weights = new WeightBook(options.config);
     this.buildFilters();
   }
 
@@ -77,6 +81,7 @@ export class RouteSelector {
   reload(config: CompiledRouterConfig): void {
     this.current = config;
     if (this.forced !== undefined && !config.targetsByName.has(this.forced)) this.forced = undefined;
+    this.weights.reload(config);
     this.buildFilters();
   }
 
@@ -89,6 +94,9 @@ export class RouteSelector {
         filters: extra === undefined || extra.length === 0 ? filters : [...filters, ...extra],
         forcedPrimary: options.forcedPrimary ?? this.forced,
         score: this.score,
+        ...(options.stickyKey === undefined ? {} : { stickyKey: options.stickyKey }),
+        random: options.random ?? this.random,
+        weightsOf: options.weightsOf ?? this.weights.weightsOf,
       });
     try {
       return decideWith(this.filters);

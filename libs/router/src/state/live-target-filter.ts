@@ -10,6 +10,7 @@ export const LIVE_DROP_REASONS = {
   coldStart: 'cold_start',
   breakerOpen: 'breaker_open',
   unhealthy: 'unhealthy',
+  canaryFailing: 'canary_failing',
   rateLimited: 'rate_limited',
   concurrency: 'concurrency_full',
   overloaded: 'overloaded',
@@ -23,6 +24,7 @@ const DRAINED = drop(LIVE_DROP_REASONS.drained);
 const COLD_START = drop(LIVE_DROP_REASONS.coldStart);
 const BREAKER_OPEN = drop(LIVE_DROP_REASONS.breakerOpen);
 const UNHEALTHY = drop(LIVE_DROP_REASONS.unhealthy);
+const CANARY_FAILING = drop(LIVE_DROP_REASONS.canaryFailing);
 const RATE_LIMITED = drop(LIVE_DROP_REASONS.rateLimited);
 const CONCURRENCY = drop(LIVE_DROP_REASONS.concurrency);
 const OVERLOADED = drop(LIVE_DROP_REASONS.overloaded);
@@ -39,7 +41,7 @@ export interface LiveFilterOptions {
 }
 
 /**
- * The candidate filter over live state (SPEC §3.3, §3.8, §3.9): drained, cold start, breaker, health,
+ * The candidate filter over live state (SPEC §3.3, §3.8, §3.9): drained, cold start, breaker, health, canaries,
  * a 429 cool-down, concurrency and overload (non-sensitive calls only: sensitive work
  * waits in the local target's queue instead of spilling), RPM/TPM headroom, recovery share.
  */
@@ -55,6 +57,8 @@ export function liveTargetFilter(registry: TargetStateRegistry, clock: Clock, op
     if (state.health.isExcluded(now)) return UNHEALTHY;
     // Past its exclusion an unhealthy target gets one trial call at a time.
     if (state.health.isBelowThreshold() && state.inFlight > 0) return UNHEALTHY;
+    // It answers, but its answers fail the business canaries.
+    if (state.canary.failing) return CANARY_FAILING;
     if (now < state.coolingUntil) return RATE_LIMITED;
     if (meta.sensitivity !== 'sensitive') {
       if (state.inFlight >= target.max_concurrency) return CONCURRENCY;

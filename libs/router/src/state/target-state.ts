@@ -1,4 +1,5 @@
 import type { BreakerState } from '../admin/router-admin';
+import { CanaryStatus } from '../canary/canary-status';
 import { CircuitBreaker, type BreakerSettings } from '../breaker/circuit-breaker';
 import type { RouterConfig, TargetConfig } from '../config/router-config.schema';
 import { HealthScore } from '../health/health-score';
@@ -28,6 +29,8 @@ export class TargetState {
   readonly ramp: RecoveryRamp;
   readonly window: SlidingWindow;
   readonly rate = new RateWindow();
+  /** The business canaries' record: failing → no share (like an unhealthy target). */
+  readonly canary = new CanaryStatus();
   inFlight = 0;
   drained = false;
   /** Until this time (ms) the target is rate-limiting us. */
@@ -182,6 +185,8 @@ export class TargetStateRegistry {
     for (const target of config.targets) {
       const existing = this.states.get(target.name);
       existing?.reconfigure(settings);
+      // Canaries switched off: a target they held back is free again.
+      if (config.canaries === null) existing?.canary.clear();
       next.set(target.name, existing ?? new TargetState(settings, (state) => this.onBreakerChange(target.name, state)));
     }
     this.states = next;

@@ -1,8 +1,9 @@
-import { and, asc, eq, gte, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gte, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import type { TaskStatus } from '@switchyard/contracts';
 import type { Database } from '../database';
 import { agentTaskState as t, modelCallLedger as l, type StepCheckpoint } from '../schema';
-import { viewColumns, type JobListCursor, type TaskView } from './task.repository';
+import { afterJobListCursor, jobListOrder, type JobListCursor } from './job-list';
+import { viewColumns, type TaskView } from './task.repository';
 
 /** A task as the operator's job view shows it: the tenant view plus its step checkpoints (names and times, no content). */
 export type AdminTaskView = TaskView & { steps: Array<Pick<StepCheckpoint, 'step' | 'name' | 'completed_at'>> };
@@ -56,15 +57,12 @@ export class AdminJobRepository {
     if (options.status) conditions.push(eq(t.status, options.status));
     if (options.type) conditions.push(eq(t.jobType, options.type));
     if (options.tenantId) conditions.push(eq(t.tenantId, options.tenantId));
-    if (options.cursor) {
-      const { createdAt, taskId } = options.cursor;
-      conditions.push(or(lt(t.createdAt, createdAt), and(eq(t.createdAt, createdAt), lt(t.taskId, taskId)))!);
-    }
+    if (options.cursor) conditions.push(afterJobListCursor(options.cursor));
     return this.db
       .select(viewColumns)
       .from(t)
       .where(and(...conditions))
-      .orderBy(sql`${t.createdAt} desc`, sql`${t.taskId} desc`)
+      .orderBy(...jobListOrder)
       .limit(options.limit);
   }
 

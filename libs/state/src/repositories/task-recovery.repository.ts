@@ -1,4 +1,5 @@
-import { and, desc, eq, inArray, isNotNull, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, isNotNull, lt, sql, type SQL } from 'drizzle-orm';
+import { union } from 'drizzle-orm/pg-core';
 import type { TaskStatus } from '@switchyard/contracts';
 import type { Database } from '../database';
 import { agentTaskState as t } from '../schema';
@@ -223,39 +224,49 @@ export class TaskRecoveryRepository {
 
   /**
    * Tasks for the admin view: by status, or stale (running without a heartbeat for
-   * `staleAfterMs`), or resumed (retry_count > 0); newest heartbeat first, bounded.
+   * `staleAfterMs`), or resumed (retry_count > 0); newest heartbeat first, bounded. Without a
+   * filter, the unfinished tasks that are stale or resumed: the union of two bounded scans,
+   * each on its own partial index (one `or` would read every pending and running task).
    */
   async listForAdmin(options: { status?: TaskStatus; stale?: boolean; resumed?: boolean; staleAfterMs: number; limit: number }): Promise<AdminTaskRow[]> {
     const staleCondition = sql`${t.status} = 'running' and ${t.updatedAt} < now() - make_interval(secs => ${options.staleAfterMs / 1000})`;
-    const conditions: SQL[] = [isNotNull(t.parentTaskId)];
+    const resumed = sql`${t.retryCount} > 0`;
+    const columns = {
+      taskId: t.taskId,
+      jobId: t.jobId,
+      tenantId: t.tenantId,
+      role: t.role,
+      agentId: t.agentId,
+      status: t.status,
+      leaseOwner: t.leaseOwner,
+      leaseVersion: t.leaseVersion,
+      retryCount: t.retryCount,
+      currentStep: t.currentStep,
+      totalSteps: t.totalSteps,
+      queueJobId: t.queueJobId,
+      error: t.error,
+      updatedAt: t.updatedAt,
+      stale: sql<boolean>`(${staleCondition})`.as('stale'),
+    };
+    const newest = (conditions: SQL[]) =>
+      this.db
+        .select(columns)
+        .from(t)
+        .where(and(isNotNull(t.parentTaskId), ...conditions))
+        .orderBy(desc(t.updatedAt))
+        .limit(options.limit);
+    if (!options.status && !options.stale && !options.resumed) {
+      // The literal status list matches the predicate of agent_task_state_resumed_unfinished_idx.
+      const resumedUnfinished = sql`${t.status} in ('pending', 'running', 'paused')`;
+      return union(newest([staleCondition]), newest([resumed, resumedUnfinished]))
+        .orderBy(desc(t.updatedAt))
+        .limit(options.limit);
+    }
+    const conditions: SQL[] = [];
     if (options.status) conditions.push(eq(t.status, options.status));
     if (options.stale) conditions.push(staleCondition);
-    if (options.resumed) conditions.push(sql`${t.retryCount} > 0`);
-    // Without a filter, the interesting ones: stale or resumed tasks that are not finished.
-    if (!options.status && !options.stale && !options.resumed) {
-      conditions.push(or(staleCondition, and(sql`${t.retryCount} > 0`, inArray(t.status, ['pending', 'running', 'paused'])))!);
-    }
-    return this.db
-      .select({
-        taskId: t.taskId,
-        jobId: t.jobId,
-        tenantId: t.tenantId,
-        role: t.role,
-        agentId: t.agentId,
-        status: t.status,
-        leaseOwner: t.leaseOwner,
-        leaseVersion: t.leaseVersion,
-        retryCount: t.retryCount,
-        currentStep: t.currentStep,
-        totalSteps: t.totalSteps,
-        queueJobId: t.queueJobId,
-        error: t.error,
-        updatedAt: t.updatedAt,
-        stale: sql<boolean>`(${staleCondition})`,
-      })
-      .from(t)
-      .where(and(...conditions))
-      .orderBy(desc(t.updatedAt))
-      .limit(options.limit);
+    if (options.resumed) conditions.push(resumed);
+    return newest(conditions);
   }
+
 }

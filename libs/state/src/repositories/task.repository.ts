@@ -1,9 +1,10 @@
-import { and, asc, eq, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Pool } from 'pg';
 import type { RouteRecord, TaskStatus, TraceCarrier } from '@switchyard/contracts';
 import { poolBehind, type Database } from '../database';
 import { agentTaskState as t, type NewTaskRow, type StepCheckpoint, type TaskRow } from '../schema';
 import { jsonRowInsert } from './json-row-insert';
+import { afterJobListCursor, jobListOrder, type JobListCursor } from './job-list';
 
 /** Who may write a running task: the worker holding this exact lease (fencing token). */
 export interface Lease {
@@ -163,11 +164,6 @@ export const viewColumns = {
   finishedAt: t.finishedAt,
 };
 export type TaskView = { [K in keyof typeof viewColumns]: TaskRow[K] };
-
-export interface JobListCursor {
-  createdAt: Date;
-  taskId: string;
-}
 
 const ACTIVE: TaskStatus[] = ['queued', 'pending', 'running', 'paused'];
 /** A step makes at most this many model calls (a call and its re-ask elsewhere, with room to spare). */
@@ -376,15 +372,12 @@ export class TaskRepository {
   ): Promise<TaskView[]> {
     const conditions = [eq(t.tenantId, tenantId), isNull(t.parentTaskId)];
     if (options.status) conditions.push(eq(t.status, options.status));
-    if (options.cursor) {
-      const { createdAt, taskId } = options.cursor;
-      conditions.push(or(lt(t.createdAt, createdAt), and(eq(t.createdAt, createdAt), lt(t.taskId, taskId)))!);
-    }
+    if (options.cursor) conditions.push(afterJobListCursor(options.cursor));
     return this.db
       .select(viewColumns)
       .from(t)
       .where(and(...conditions))
-      .orderBy(sql`${t.createdAt} desc nulls last`, sql`${t.taskId} desc nulls last`)
+      .orderBy(...jobListOrder)
       .limit(options.limit);
   }
 

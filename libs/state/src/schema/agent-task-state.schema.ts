@@ -80,17 +80,31 @@ export const agentTaskState = pgTable(
     finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date', precision: 3 }),
   },
   (table) => [
-    index('agent_task_state_status_idx').on(table.status),
+    // Tasks of a status, most recently changed first (the admin task list); also every `status =` lookup.
+    index('agent_task_state_status_updated_idx').on(table.status, table.updatedAt),
     index('agent_task_state_parent_idx').on(table.parentTaskId),
     index('agent_task_state_job_idx').on(table.jobId),
     // The sweeper's scan: only running rows, oldest heartbeat first, so it costs O(stale).
     index('agent_task_state_running_heartbeat_idx').on(table.updatedAt).where(sql`${table.status} = 'running'`),
     // The sweeper's reconcile pass walks pending rows in this order, a page per sweep: O(pending).
     index('agent_task_state_pending_idx').on(table.updatedAt, table.taskId).where(sql`${table.status} = 'pending'`),
-    // The job list: a tenant's root rows, newest first, keyset-paginated.
+    // The job lists (root rows, newest first, keyset-paginated; see job-list.ts): a tenant's,
+    // a tenant's of one status, every tenant's, and every tenant's of one status.
     index('agent_task_state_tenant_jobs_idx')
       .on(table.tenantId, table.createdAt.desc(), table.taskId.desc())
       .where(sql`${table.parentTaskId} is null`),
+    index('agent_task_state_tenant_status_jobs_idx')
+      .on(table.tenantId, table.status, table.createdAt.desc(), table.taskId.desc())
+      .where(sql`${table.parentTaskId} is null`),
+    index('agent_task_state_jobs_idx').on(table.createdAt.desc(), table.taskId.desc()).where(sql`${table.parentTaskId} is null`),
+    index('agent_task_state_status_jobs_idx')
+      .on(table.status, table.createdAt.desc(), table.taskId.desc())
+      .where(sql`${table.parentTaskId} is null`),
+    // The admin task list's resumed tasks, most recently changed first: all of them, and the unfinished ones.
+    index('agent_task_state_resumed_idx').on(table.updatedAt).where(sql`${table.retryCount} > 0 and ${table.parentTaskId} is not null`),
+    index('agent_task_state_resumed_unfinished_idx')
+      .on(table.updatedAt)
+      .where(sql`${table.retryCount} > 0 and ${table.status} in ('pending', 'running', 'paused') and ${table.parentTaskId} is not null`),
     uniqueIndex('agent_task_state_idempotency_idx')
       .on(table.tenantId, table.idempotencyKey)
       .where(sql`${table.parentTaskId} is null and ${table.idempotencyKey} is not null`),
