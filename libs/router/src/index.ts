@@ -15,6 +15,7 @@ export * from './calls/router-call.error';
 export * from './providers/api-key';
 export * from './providers/chat-provider';
 export * from './providers/openai-chat.provider';
+export * from './providers/malformed-completion.error';
 export * from './providers/provider-registry';
 export * from './providers/traced-provider';
 export * from './providers/upstream-fetch';

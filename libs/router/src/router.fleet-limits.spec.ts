@@ -145,7 +145,7 @@ router:
           target,
           complete: (call: ProviderCall) => {
             calls.push(target.name);
-            call.onChoiceDelta?.({ index: 0, delta: { content: replies[target.name]! } });
+            call.passThrough?.onEvents?.(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: replies[target.name]! } }] })}\n\n`);
             return Promise.resolve({ content: replies[target.name]!, model: target.model, finishReason: 'stop' });
           },
         }) as ChatProvider,
@@ -155,12 +155,12 @@ router:
       meta: RequestMetaSchema.parse({}),
       messages,
       responseFormat: { type: 'json_schema', json_schema: { name: 'a', schema } },
-      onChoiceDelta: (delta) => deltas.push(delta.delta.content ?? ''),
+      passThrough: { includeUsage: false, assemble: true, onEvents: (sse) => deltas.push(sse) },
     });
     expect(calls).toEqual(['gpu', 'cloud']);
     expect(result).toMatchObject({ target: 'cloud', content: '{"answer": "forty-two"}', finishReason: 'stop' });
     // The refused answer never reached the caller's stream.
-    expect(deltas).toEqual(['{"answer": "forty-two"}']);
+    expect(deltas).toEqual([`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: '{"answer": "forty-two"}' } }] })}\n\n`]);
   });
 });
 

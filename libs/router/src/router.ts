@@ -240,11 +240,11 @@ export class Router implements RouterAdmin {
           return drop;
         },
     );
-    const onChoiceDelta = request.onChoiceDelta;
+    const onEvents = request.passThrough?.onEvents;
     const attemptRequest: ChatCallRequest =
-      onChoiceDelta === undefined
+      onEvents === undefined
         ? request
-        : { ...request, onChoiceDelta: (delta, target) => onChoiceDelta(delta, target, restrictions.size > 0 ? [...restrictions].sort() : undefined) };
+        : { ...request, passThrough: { ...request.passThrough!, onEvents: (sse, target) => onEvents(sse, target, restrictions.size > 0 ? [...restrictions].sort() : undefined) } };
 
     while (attempts.length < maxAttempts()) {
       if (request.signal?.aborted) throw new CallAbortedError(attempts, { cause: request.signal.reason });

@@ -1,6 +1,7 @@
 import { Body, Controller, Get, Headers, HttpStatus, Post, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { describeInferredMeta, listedModels, Router, type ChoiceDelta, type ProviderChoice } from '@switchyard/router';
+import type { ServerResponse } from 'node:http';
+import { describeInferredMeta, listedModels, Router, type ProviderChoice } from '@switchyard/router';
 import { ApiKeyGuard } from '../auth/api-key.guard';
 import { Tenant } from '../auth/tenant.decorator';
 import { ApiError } from '../http/api-error';
@@ -59,8 +60,6 @@ export class GatewayController {
       return;
     }
     const includeUsage = request.body.stream_options?.include_usage === true;
-    let model = request.body.model ?? '';
-    const opened = new Set<number>();
     const open = (target: string, source: string, degraded?: readonly string[]) => {
       if (reply.raw.headersSent) return;
       reply.hijack();
@@ -74,11 +73,6 @@ export class GatewayController {
         ...(degraded && degraded.length > 0 ? { [DEGRADED_HEADER]: degraded.join(',') } : {}),
       });
     };
-    const startChoice = (index: number) => {
-      if (opened.has(index)) return;
-      opened.add(index);
-      reply.raw.write(frame(chunk(id, created, model, index, { role: 'assistant', content: '' }, null)));
-    };
     let answer: GatewayAnswer;
     try {
       answer = await this.gateway.complete({
@@ -86,10 +80,11 @@ export class GatewayController {
         request,
         idempotencyKey,
         signal: abort.signal,
-        onChoiceDelta: (delta: ChoiceDelta, target, restrictedBy) => {
+        includeUsage,
+        // The upstream's own events, from its first token on (the router may fail over until then).
+        onEvents: (sse, target, restrictedBy) => {
           open(target, 'upstream', restrictedBy);
-          startChoice(delta.index);
-          reply.raw.write(frame(chunk(id, created, model, delta.index, delta.delta, null)));
+          reply.raw.write(sse);
         },
       });
     } catch (error) {
@@ -100,25 +95,11 @@ export class GatewayController {
       reply.raw.end();
       return;
     }
-    model = answer.model;
-    const choices = choicesOf(answer);
     if (!reply.raw.headersSent) {
       // From the cache or an earlier identical request: replay the stored answer as a stream.
       open(answer.target, answer.source, answer.degraded);
-      for (const choice of choices) {
-        startChoice(choice.index);
-        if (choice.content !== '') reply.raw.write(frame(chunk(id, created, model, choice.index, { content: choice.content }, null)));
-        if (choice.toolCalls) {
-          const toolCalls = choice.toolCalls.map((call, index) => ({ index, ...call }));
-          reply.raw.write(frame(chunk(id, created, model, choice.index, { tool_calls: toolCalls }, null)));
-        }
-      }
+      replay(reply.raw, id, created, answer, includeUsage);
     }
-    for (const choice of choices) {
-      startChoice(choice.index);
-      reply.raw.write(frame(chunk(id, created, model, choice.index, {}, choice.finishReason)));
-    }
-    if (includeUsage) reply.raw.write(frame({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageBody(answer) }));
     reply.raw.end('data: [DONE]\n\n');
   }
 
@@ -179,6 +160,22 @@ function completionBody(id: string, created: number, answer: GatewayAnswer) {
     })),
     usage: usageBody(answer),
   };
+}
+
+/** A stored answer as the stream OpenAI would have sent: per choice a role chunk, its content and tool calls, its finish; then usage if asked. */
+function replay(out: ServerResponse, id: string, created: number, answer: GatewayAnswer, includeUsage: boolean): void {
+  const model = answer.model;
+  const choices = choicesOf(answer);
+  for (const choice of choices) {
+    out.write(frame(chunk(id, created, model, choice.index, { role: 'assistant', content: '' }, null)));
+    if (choice.content !== '') out.write(frame(chunk(id, created, model, choice.index, { content: choice.content }, null)));
+    if (choice.toolCalls) {
+      const toolCalls = choice.toolCalls.map((call, index) => ({ index, ...call }));
+      out.write(frame(chunk(id, created, model, choice.index, { tool_calls: toolCalls }, null)));
+    }
+  }
+  for (const choice of choices) out.write(frame(chunk(id, created, model, choice.index, {}, choice.finishReason)));
+  if (includeUsage) out.write(frame({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageBody(answer) }));
 }
 
 function chunk(id: string, created: number, model: string, index: number, delta: Record<string, unknown>, finish: string | null) {

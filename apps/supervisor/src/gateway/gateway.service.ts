@@ -12,7 +12,6 @@ import {
   Router,
   estimateTokens,
   type ChatCallResult,
-  type ChoiceDelta,
 } from '@switchyard/router';
 import { ApiError } from '../http/api-error';
 import { REQUEST_REDIS } from '../queues/request-redis.module';
@@ -35,8 +34,13 @@ export interface GatewayCall {
   tenant: string;
   request: ParsedChatRequest;
   idempotencyKey: string | undefined;
-  /** Streams each choice's pieces (content, tool-call fragments) as they arrive, with the target. */
-  onChoiceDelta?: (delta: ChoiceDelta, target: string, restrictedBy?: readonly string[]) => void;
+  /**
+   * Streams the upstream's own events (SSE text) as they arrive, from the first token on, with
+   * the target. Without it the answer is assembled (a plain, non-streaming completion).
+   */
+  onEvents?: (sse: string, target: string, restrictedBy?: readonly string[]) => void;
+  /** The client asked for `stream_options.include_usage`: the upstream's usage chunk is streamed too. */
+  includeUsage?: boolean;
   /** Aborted when the client goes away: the upstream call is cancelled. */
   signal?: AbortSignal;
 }
@@ -158,7 +162,8 @@ export class GatewayService {
         return { ...hit, source: 'cache' };
       }
     }
-    const result = await this.route(call);
+    // The answer is assembled when it is stored or answered as one JSON body; a stream alone is only handed on.
+    const result = await this.route(call, cacheKey !== undefined || idempotency !== undefined || call.onEvents === undefined);
     const plainText = result.choices.length === 1 && result.toolCalls === undefined;
     const answer: StoredAnswer = {
       content: result.content,
@@ -246,7 +251,7 @@ export class GatewayService {
    * The router call, in line for a slot when every eligible target is full: while others
    * wait, a new call queues behind them; a call that ends frees its slot for the first in line.
    */
-  private async route(call: GatewayCall): Promise<ChatCallResult> {
+  private async route(call: GatewayCall, assemble: boolean): Promise<ChatCallResult> {
     const { request, signal } = call;
     // Estimated once, not again on every try from the queue.
     const meta = request.meta.estimated_input_tokens === undefined ? { ...request.meta, estimated_input_tokens: estimateTokens(request.messages) } : request.meta;
@@ -266,7 +271,7 @@ export class GatewayService {
             ...(request.responseFormat === undefined ? {} : { responseFormat: request.responseFormat }),
             upstreamParams: request.upstreamParams,
             context: { tenantId: call.tenant, ...stickyKeyOf(call) },
-            ...(call.onChoiceDelta ? { onChoiceDelta: call.onChoiceDelta } : {}),
+            passThrough: { includeUsage: call.includeUsage === true, assemble, ...(call.onEvents ? { onEvents: call.onEvents } : {}) },
             ...(signal ? { signal } : {}),
           });
           this.queue.slotFreed();

@@ -25,7 +25,8 @@ export function traceHttpRequests(fastify: FastifyInstance): void {
   });
   fastify.addHook('onResponse', (request, reply, done) => {
     const span = spans.get(request);
-    if (span) {
+    if (span && !span.isRecording()) spans.delete(request);
+    else if (span) {
       const route = request.routeOptions?.url;
       if (route) span.updateName(`${request.method} ${route}`);
       span.setAttributes({ 'http.response.status_code': reply.statusCode, ...(route ? { 'http.route': route } : {}) });

@@ -14,7 +14,12 @@ describe('queueWaitSeconds', () => {
 describe('WorkerMetrics', () => {
   it('records queue wait, task and step durations as histograms and the router targets as gauges', async () => {
     const registry = new MetricsRegistry();
-    const router = { snapshot: () => [{ name: 'local_vllm_7b', type: 'local', breaker: 'open', score: 42, share: 0.3, inFlight: 2 }] } as unknown as Router;
+    const router = {
+      snapshot: () => [{ name: 'local_vllm_7b', type: 'local', breaker: 'open', score: 42, share: 0.3, inFlight: 2 }],
+      readOnly: false,
+      networkStatus: () => ({ state: 'ok', alerts: 0 }),
+      coalescingStats: () => ({ leaders: 0, followers: 0 }),
+    } as unknown as Router;
     const metrics = new WorkerMetrics(registry, router);
     metrics.taskTaken('extract', { timestamp: 0, delay: 0, processedOn: 300 }, 0);
     metrics.taskRan('extract', 'completed', 4);

@@ -8,7 +8,7 @@ import type { TargetConfig } from '../config/router-config.schema';
 import type { SlotResult, TargetLimiter } from '../fleet/target-limiter';
 import type { AttemptEvent, CallObserver, RetryBudgetExhaustedEvent } from '../observe/call-observer';
 import { resolveApiKey, type SecretResolver } from '../providers/api-key';
-import type { ChoiceDelta, ProviderResult } from '../providers/chat-provider';
+import type { ProviderResult } from '../providers/chat-provider';
 import type { ProviderRegistry } from '../providers/provider-registry';
 import { sensitiveRequiresLocal } from '../routing/candidate-filter';
 import type { RoutingDecision } from '../routing/routing-decision';
@@ -127,9 +127,10 @@ export class AttemptExecutor {
     state.begin(this.clock.now(), (meta.estimated_input_tokens ?? 0) + (maxTokens ?? 0));
     // A json_schema answer is held back until it passed its schema, so a failed one can still fail over.
     const holdBack = request.responseFormat?.type === 'json_schema';
-    const held: ChoiceDelta[] = [];
+    const held: string[] = [];
     const onDelta = holdBack ? undefined : request.onDelta;
-    const onChoiceDelta = request.onChoiceDelta;
+    const passThrough = request.passThrough;
+    const onEvents = passThrough?.onEvents;
     let streamed = false;
     const attemptStart = performance.now();
     try {
@@ -159,26 +160,33 @@ export class AttemptExecutor {
                 onDelta(text, target.name);
               },
             }),
-        ...(onChoiceDelta === undefined && !holdBack
+        ...(passThrough === undefined
           ? {}
           : {
-              onChoiceDelta: (delta: ChoiceDelta) => {
-                if (holdBack) {
-                  held.push(delta);
-                  return;
-                }
-                streamed = true;
-                onChoiceDelta?.(delta, target.name);
+              passThrough: {
+                includeUsage: passThrough.includeUsage,
+                // The answer is judged against the format it asked for.
+                assemble: passThrough.assemble || request.jsonMode === true || (request.responseFormat !== undefined && request.responseFormat.type !== 'text'),
+                ...(onEvents === undefined
+                  ? {}
+                  : {
+                      onEvents: (sse: string) => {
+                        if (holdBack) {
+                          held.push(sse);
+                          return;
+                        }
+                        streamed = true;
+                        onEvents(sse, target.name);
+                      },
+                    }),
               },
             }),
       });
       const latencyMs = elapsed(attemptStart);
       const badOutput = this.isBadOutput(request, result);
       if (holdBack && !badOutput) {
-        for (const delta of held) {
-          onChoiceDelta?.(delta, target.name);
-          if (delta.index === 0 && delta.delta.content) request.onDelta?.(delta.delta.content, target.name);
-        }
+        for (const sse of held) onEvents?.(sse, target.name);
+        if (result.content !== '') request.onDelta?.(result.content, target.name);
       }
       if (result.quota !== undefined) this.noteUpstreamQuota(target, result.quota);
       this.selfCheck.success();

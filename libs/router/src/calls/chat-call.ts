@@ -1,6 +1,6 @@
 import type { RequestMeta } from '@switchyard/contracts';
 import type { AttemptRecorder } from '../observe/call-observer';
-import type { ChatMessage, ChoiceDelta, ProviderChoice, ProviderResult, ResponseFormat, ToolCall } from '../providers/chat-provider';
+import type { ChatMessage, PassThrough, ProviderChoice, ProviderResult, ResponseFormat, ToolCall } from '../providers/chat-provider';
 import type { TokenUsage } from './cost';
 import type { AttemptRecord } from './router-call.error';
 import type { UpstreamError } from './upstream-error';
@@ -23,11 +23,13 @@ export interface ChatCallRequest {
   /** OpenAI parameters passed upstream as they are (tools, tool_choice, stop, seed, top_p, n, user, …). */
   upstreamParams?: Readonly<Record<string, unknown>>;
   /**
-   * Every streamed piece of every choice (content and tool-call fragments); the same no-failover
-   * rule as `onDelta`. `restrictedBy`: why the per-call filters held targets back so far (as in
-   * the result), for a caller that must say so before its first byte.
+   * The gateway's pass-through (`PassThrough`): each attempt goes out without the SDK, and once
+   * the upstream's events are handed on the same no-failover rule as `onDelta` holds.
+   * `restrictedBy`: why the per-call filters held targets back so far (as in the result), for a
+   * caller that must say so before its first byte. A `json_schema` answer is handed on only
+   * once it passed its schema.
    */
-  onChoiceDelta?: (delta: ChoiceDelta, target: string, restrictedBy?: readonly string[]) => void;
+  passThrough?: CallPassThrough;
   excludeTargets?: ReadonlySet<string> | readonly string[];
   /** Forwarded upstream, e.g. x-switchyard-task, x-switchyard-step, x-switchyard-idempotency-key. */
   headers?: Readonly<Record<string, string>>;
@@ -43,6 +45,10 @@ export interface ChatCallRequest {
   attemptRecorder?: AttemptRecorder;
   /** How long to wait for a slot when every candidate is full fleet-wide; `fleet_limits.slot_wait_ms` unless given. */
   slotWaitMs?: number;
+}
+
+export interface CallPassThrough extends Omit<PassThrough, 'onEvents'> {
+  onEvents?: (sse: string, target: string, restrictedBy?: readonly string[]) => void;
 }
 
 export interface CallContext {

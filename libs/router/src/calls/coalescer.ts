@@ -76,7 +76,7 @@ export class Coalescer<T> {
  * the tenant: calls of different tenants never share.
  */
 export function coalescingKey(request: ChatCallRequest): string | undefined {
-  if (request.onDelta !== undefined || request.onChoiceDelta !== undefined) return undefined;
+  if (request.onDelta !== undefined || request.passThrough?.onEvents !== undefined) return undefined;
   const seeded = request.upstreamParams?.seed !== undefined && request.upstreamParams.seed !== null;
   if (request.temperature !== 0 && !seeded) return undefined;
   return createHash('sha256')

@@ -45,15 +45,20 @@ export async function runHedgedAttempt(executor: AttemptExecutor, timer: Schedul
   const maxTokens = request.maxTokens ?? meta.max_output_tokens;
   const hardEnd = performance.now() + attemptTotalMs(decision.target, maxTokens, input.remainingMs, null);
   const decisions: RoutingDecision[] = [decision];
-  const streaming = request.onDelta !== undefined || request.onChoiceDelta !== undefined;
+  const streaming = request.onDelta !== undefined || request.passThrough?.onEvents !== undefined;
 
   const legRequest = (leg: HedgeLeg): ChatCallRequest => ({
     ...request,
     signal: request.signal === undefined ? leg.signal : AbortSignal.any([request.signal, leg.signal]),
     ...(request.onDelta === undefined ? {} : { onDelta: (text: string, target: string) => leg.mayStream() && request.onDelta!(text, target) }),
-    ...(request.onChoiceDelta === undefined
+    ...(request.passThrough?.onEvents === undefined
       ? {}
-      : { onChoiceDelta: (delta, target, restrictedBy) => leg.mayStream() && request.onChoiceDelta!(delta, target, restrictedBy) }),
+      : {
+          passThrough: {
+            ...request.passThrough,
+            onEvents: (sse: string, target: string, restrictedBy?: readonly string[]) => leg.mayStream() && request.passThrough!.onEvents!(sse, target, restrictedBy),
+          },
+        }),
   });
 
   const race = await hedgeRace<AttemptOutcome>({

@@ -26,12 +26,6 @@ export type ResponseFormat =
   | { type: 'json_object' }
   | { type: 'json_schema'; json_schema: { name: string; schema?: Record<string, unknown>; strict?: boolean | null; description?: string } };
 
-/** One streamed piece of one choice, as the upstream sent it (content and tool-call fragments). */
-export interface ChoiceDelta {
-  index: number;
-  delta: { content?: string; tool_calls?: unknown[]; refusal?: string | null };
-}
-
 /** One finished choice (a request with `n` > 1 has several). */
 export interface ProviderChoice {
   index: number;
@@ -62,8 +56,30 @@ export interface ProviderCall {
   onFirstToken?: () => void;
   /** Each piece of content as it streams in. */
   onDelta?: (text: string) => void;
-  /** Each streamed piece of every choice (content and tool-call fragments), as it streams in. */
-  onChoiceDelta?: (delta: ChoiceDelta) => void;
+  /** Call the upstream without the SDK and hand its stream on as it came (the gateway). */
+  passThrough?: PassThrough;
+}
+
+/**
+ * The gateway's byte pass-through (SPEC §4): the call goes out as the router built it, without
+ * the SDK, and the upstream's own stream events are handed on unchanged, read only where the
+ * router needs something from them (the first token, usage, errors).
+ */
+export interface PassThrough {
+  /**
+   * The upstream's events as SSE text (`data: …\n\n`), from the first token on: what came
+   * before it (the role chunk) is held back and handed on with it, so that until then the
+   * call can still fail over with nothing sent. Absent: nothing is handed on.
+   */
+  onEvents?: (sse: string) => void;
+  /** Hand on the usage-only chunk at the end too (the client asked for `stream_options.include_usage`). */
+  includeUsage: boolean;
+  /**
+   * Assemble the answer (content, tool calls, choices) as well. Without it the result's
+   * `content` is '' and it has no `choices`, unless the upstream reported no usage (the
+   * tokens are then counted from the assembled text).
+   */
+  assemble: boolean;
 }
 
 /** OpenAI structured output: the reply must match `schema`. */

@@ -2,16 +2,11 @@ import OpenAI from 'openai';
 import type { TargetConfig } from '../config/router-config.schema';
 import type { ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { readUpstreamQuota } from '../quota/upstream-quota';
-import type { ChatMessage, ChatProvider, ProviderCall, ProviderChoice, ProviderResult, ToolCall } from './chat-provider';
+import { ChoiceAssembler } from './choice-assembler';
+import type { ChatMessage, ChatProvider, ProviderCall, ProviderResult } from './chat-provider';
+import { MalformedCompletionError } from './malformed-completion.error';
+import { passThroughCall, type PassThroughTarget } from './pass-through-call';
 import { createUpstreamFetch, notifyWhenConnected, type UpstreamFetch, type UpstreamFetchOptions } from './upstream-fetch';
-
-/** The upstream answered 2xx but not with a usable completion. */
-export class MalformedCompletionError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'MalformedCompletionError';
-  }
-}
 
 /** Headroom that keeps the SDK's own timeout from ever firing before the router's. */
 const SDK_TIMEOUT_SLACK_MS = 1_000;
@@ -19,10 +14,13 @@ const SDK_TIMEOUT_SLACK_MS = 1_000;
 /**
  * An OpenAI-compatible `/chat/completions` endpoint (vLLM, the OpenAI API, the simulator).
  * Always streams, so the router sees when the connection is up and when the first token arrives.
+ * Calls go through the official SDK, or, for the gateway's pass-through (`call.passThrough`),
+ * straight onto the same connection pool with the same body.
  */
 export class OpenAiChatProvider implements ChatProvider {
   private readonly client: OpenAI;
   private readonly upstream: UpstreamFetch;
+  private readonly passThroughTarget: PassThroughTarget;
 
   constructor(
     readonly target: TargetConfig,
@@ -44,25 +42,25 @@ export class OpenAiChatProvider implements ChatProvider {
       timeout: target.timeout_ms + SDK_TIMEOUT_SLACK_MS,
       logLevel: 'off',
     });
+    this.passThroughTarget = {
+      dispatcher: this.upstream.dispatcher,
+      url: `${target.endpoint.replace(/\/+$/, '')}/chat/completions`,
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${apiKey}` },
+      model: target.model,
+    };
   }
 
   close(): Promise<void> {
     return this.upstream.close();
   }
 
-  async complete(call: ProviderCall): Promise<ProviderResult> {
+  complete(call: ProviderCall): Promise<ProviderResult> {
+    const body = upstreamBody(this.target.model, call);
+    return call.passThrough === undefined ? this.viaSdk(body, call) : passThroughCall(this.passThroughTarget, JSON.stringify(body), call, call.passThrough);
+  }
+
+  private async viaSdk(body: ChatCompletionCreateParamsStreaming, call: ProviderCall): Promise<ProviderResult> {
     const started = performance.now();
-    const responseFormat = call.responseFormat ?? (call.jsonMode ? { type: 'json_object' as const } : undefined);
-    const body = {
-      ...call.upstreamParams,
-      model: this.target.model,
-      messages: call.messages.map(toUpstreamMessage),
-      stream: true,
-      stream_options: { include_usage: true },
-      ...(call.maxTokens === undefined ? {} : { max_tokens: call.maxTokens }),
-      ...(call.temperature === undefined ? {} : { temperature: call.temperature }),
-      ...(responseFormat === undefined ? {} : { response_format: responseFormat }),
-    } as ChatCompletionCreateParamsStreaming;
     const { data: stream, response } = await this.client.chat.completions
       .create(body, {
         signal: call.signal,
@@ -73,75 +71,50 @@ export class OpenAiChatProvider implements ChatProvider {
       })
       .withResponse();
     const quota = readUpstreamQuota((name) => response.headers.get(name));
-    const choices = new Map<number, ChoiceAccumulator>();
-    let sawChoice = false;
-    let model = '';
+    const assembler = new ChoiceAssembler();
     let firstTokenMs: number | undefined;
-    let usage: ProviderResult['usage'];
     for await (const chunk of stream) {
-      if (model === '' && chunk.model) model = chunk.model;
-      if (chunk.usage) usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
-      for (const choice of chunk.choices) {
-        sawChoice = true;
-        const index = choice.index ?? 0;
-        const acc = choices.get(index) ?? { content: '', toolCalls: [], finishReason: undefined };
-        choices.set(index, acc);
-        if (choice.finish_reason) acc.finishReason = choice.finish_reason;
-        const piece = choice.delta?.content;
-        const toolParts = choice.delta?.tool_calls;
-        const hasPiece = typeof piece === 'string' && piece !== '';
-        const hasTools = Array.isArray(toolParts) && toolParts.length > 0;
-        if (!hasPiece && !hasTools) continue;
-        if (firstTokenMs === undefined) {
-          firstTokenMs = Math.round(performance.now() - started);
-          call.onFirstToken?.();
-        }
-        if (hasPiece) {
-          acc.content += piece;
-          if (index === 0) call.onDelta?.(piece);
-        }
-        if (hasTools) for (const part of toolParts) mergeToolCall(acc.toolCalls, part);
-        call.onChoiceDelta?.({ index, delta: { ...(hasPiece ? { content: piece } : {}), ...(hasTools ? { tool_calls: toolParts } : {}) } });
+      if (!assembler.add(chunk)) continue;
+      if (firstTokenMs === undefined) {
+        firstTokenMs = Math.round(performance.now() - started);
+        call.onFirstToken?.();
+      }
+      if (call.onDelta !== undefined) {
+        const piece = chunk.choices.find((choice) => (choice.index ?? 0) === 0)?.delta?.content;
+        if (piece) call.onDelta(piece);
       }
     }
     // The SDK ends an aborted stream quietly: what arrived before a deadline is not an answer.
     call.signal.throwIfAborted();
-    if (!sawChoice) throw new MalformedCompletionError('the stream carried no choices');
-    const finished: ProviderChoice[] = [...choices.entries()]
-      .sort(([a], [b]) => a - b)
-      .map(([index, acc]) => ({
-        index,
-        content: acc.content,
-        ...(acc.toolCalls.length > 0 ? { toolCalls: acc.toolCalls } : {}),
-        finishReason: acc.finishReason ?? (acc.toolCalls.length > 0 ? 'tool_calls' : 'stop'),
-      }));
+    if (!assembler.sawChoice) throw new MalformedCompletionError('the stream carried no choices');
+    const finished = assembler.finished();
     const first = finished[0]!;
     return {
       content: first.content,
-      model: model || this.target.model,
+      model: assembler.model || this.target.model,
       finishReason: first.finishReason,
       ...(first.toolCalls ? { toolCalls: first.toolCalls } : {}),
       choices: finished,
-      ...(usage ? { usage } : {}),
+      ...(assembler.usage ? { usage: assembler.usage } : {}),
       ...(firstTokenMs === undefined ? {} : { firstTokenMs }),
       ...(quota === undefined ? {} : { quota }),
     };
   }
 }
 
-interface ChoiceAccumulator {
-  content: string;
-  toolCalls: ToolCall[];
-  finishReason: string | undefined;
-}
-
-/** Tool calls stream as fragments keyed by `index`: the first carries id and name, the rest more arguments. */
-function mergeToolCall(calls: ToolCall[], part: { index?: number; id?: string; type?: string; function?: { name?: string; arguments?: string } }): void {
-  const index = part.index ?? calls.length;
-  const call = (calls[index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
-  if (part.id) call.id = part.id;
-  if (part.function?.name) call.function.name += part.function.name;
-  if (part.function?.arguments) call.function.arguments += part.function.arguments;
+/** The request body both paths send: the router's fields win over the passed-through parameters. */
+function upstreamBody(model: string, call: ProviderCall): ChatCompletionCreateParamsStreaming {
+  const responseFormat = call.responseFormat ?? (call.jsonMode ? { type: 'json_object' as const } : undefined);
+  return {
+    ...call.upstreamParams,
+    model,
+    messages: call.messages.map(toUpstreamMessage),
+    stream: true,
+    stream_options: { include_usage: true },
+    ...(call.maxTokens === undefined ? {} : { max_tokens: call.maxTokens }),
+    ...(call.temperature === undefined ? {} : { temperature: call.temperature }),
+    ...(responseFormat === undefined ? {} : { response_format: responseFormat }),
+  } as ChatCompletionCreateParamsStreaming;
 }
 
 /** Our message → OpenAI's: an assistant turn that only calls tools has `content: null`. */

@@ -17,24 +17,27 @@ export function tracedProviders(inner: ProviderFactory): ProviderFactory {
 }
 
 class TracedChatProvider implements ChatProvider {
+  private readonly spanName: string;
+  private readonly attributes: Readonly<Record<string, string>>;
+
   constructor(
     private readonly inner: ChatProvider,
     readonly target: TargetConfig,
-  ) {}
+  ) {
+    this.spanName = `upstream ${target.name}`;
+    this.attributes = { 'switchyard.target': target.name, 'switchyard.target_type': target.type, 'gen_ai.request.model': target.model };
+  }
 
   complete(call: ProviderCall): Promise<ProviderResult> {
     const target = this.target;
-    const attributes = {
-      'switchyard.target': target.name,
-      'switchyard.target_type': target.type,
-      'gen_ai.request.model': target.model,
-    };
     return inSpan(
-      `upstream ${target.name}`,
-      attributes,
+      this.spanName,
+      this.attributes,
       async (span) => {
         try {
           const result = await this.inner.complete({ ...call, headers: withTraceHeaders(call.headers) });
+          // Without tracing the span records nothing: its attributes are not worth building.
+          if (!span.isRecording()) return result;
           const expectsJson = call.jsonMode === true || call.responseFormat !== undefined;
           const usage = result.usage ?? { inputTokens: 0, outputTokens: countTextTokens(result.content) };
           span.setAttributes({
@@ -47,6 +50,7 @@ class TracedChatProvider implements ChatProvider {
           });
           return result;
         } catch (error) {
+          if (!span.isRecording()) throw error;
           const { errorClass, status } = classifyUpstreamError(error, { timedOut: call.signal.aborted });
           span.setAttributes({ 'switchyard.outcome': 'error', 'error.type': errorClass, ...(status === undefined ? {} : { 'http.response.status_code': status }) });
           recordSpanError(span, error);

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, request as undiciRequest, type Dispatcher } from 'undici';
 import type { TargetConfig } from '../config/router-config.schema';
 
 /** What the openai SDK calls `fetch` with. */
@@ -49,6 +49,8 @@ export function notifyWhenConnected(onConnected: () => void): Omit<UpstreamReque
 export interface UpstreamFetch {
   /** For `new OpenAI({ fetch })`. */
   readonly fetch: (input: FetchInput, init?: RequestInit) => Promise<Response>;
+  /** The keep-alive pool behind `fetch`, for calls made without the SDK (`upstreamRequest`). */
+  readonly dispatcher: Dispatcher;
   /** Closes the connection pool once the calls in flight are done. */
   close(): Promise<void>;
 }
@@ -69,6 +71,7 @@ export function createUpstreamFetch(options: UpstreamFetchOptions = {}): Upstrea
   const pool = connectionPool(options.proxy);
   return {
     fetch: (input, init) => send(pool, input, init),
+    dispatcher: pool,
     close: () => pool.close(),
   };
 }
@@ -97,18 +100,38 @@ function connectionPool(proxy: UpstreamProxy | undefined): Dispatcher {
 
 async function send(dispatcher: Dispatcher, input: FetchInput, init: UpstreamRequestInit = {}): Promise<Response> {
   if (typeof input !== 'string' && !(input instanceof URL)) throw new TypeError('upstream fetch: pass a URL, not a Request');
-  const signal = init.signal ?? undefined;
-  signal?.throwIfAborted();
   const url = String(input);
-  const pending = request(url, {
-    dispatcher: init.onConnected === undefined ? dispatcher : dispatcher.compose(connectedInterceptor(init.onConnected)),
+  const reply = await upstreamRequest(dispatcher, url, {
     method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
     headers: headerRecord(init.headers),
     body: requestBody(init.body),
+    signal: init.signal ?? undefined,
+    onConnected: init.onConnected,
+  });
+  return new UpstreamResponse(url, reply) as unknown as Response;
+}
+
+export interface UpstreamRequest {
+  method: Dispatcher.HttpMethod;
+  headers: Record<string, string>;
+  body?: string | Uint8Array;
+  signal?: AbortSignal;
+  /** Told when the request is written to a connected socket (see `connectedInterceptor`). */
+  onConnected?: () => void;
+}
+
+/** One request on `dispatcher` (a target's pool), ended by `signal` even while a proxy tunnel is being opened. */
+export async function upstreamRequest(dispatcher: Dispatcher, url: string, request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
+  const { signal, onConnected } = request;
+  signal?.throwIfAborted();
+  const pending = undiciRequest(url, {
+    dispatcher: onConnected === undefined ? dispatcher : dispatcher.compose(connectedInterceptor(onConnected)),
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
     ...(signal === undefined ? {} : { signal }),
   });
-  const reply = await (signal === undefined ? pending : untilAborted(pending, signal));
-  return new UpstreamResponse(url, reply) as unknown as Response;
+  return signal === undefined ? pending : untilAborted(pending, signal);
 }
 
 /**
@@ -208,11 +231,7 @@ class UpstreamResponse {
     this.status = reply.statusCode;
     this.ok = reply.statusCode >= 200 && reply.statusCode < 300;
     this.body = reply.body;
-    this.headers = new Headers();
-    for (const [name, value] of Object.entries(reply.headers)) {
-      if (Array.isArray(value)) for (const item of value) this.headers.append(name, item);
-      else if (value !== undefined) this.headers.append(name, value);
-    }
+    this.headers = fetchHeaders(reply.headers);
   }
 
   text(): Promise<string> {
@@ -222,4 +241,14 @@ class UpstreamResponse {
   json(): Promise<unknown> {
     return this.body.json();
   }
+}
+
+/** undici's header record as fetch `Headers` (what the SDK's errors carry). */
+export function fetchHeaders(headers: IncomingHttpHeaders): Headers {
+  const out = new Headers();
+  for (const [name, value] of Object.entries(headers)) {
+    if (Array.isArray(value)) for (const item of value) out.append(name, item);
+    else if (value !== undefined) out.append(name, value);
+  }
+  return out;
 }
