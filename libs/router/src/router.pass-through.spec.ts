@@ -108,4 +108,23 @@ describe('Router.chat with a pass-through (the gateway path)', () => {
     expect(healthy.received).toHaveLength(0);
     expect(handedOn.map((piece) => piece.sse).join('')).toContain('The first half');
   });
+
+  it('reads the upstream’s x-ratelimit headers on the pass-through path too: a target that says no requests are left is skipped until its reset', async () => {
+    const limited: Behaviour = (res, body) => {
+      res.setHeader('x-ratelimit-remaining-requests', '0');
+      res.setHeader('x-ratelimit-reset-requests', '6m0s');
+      answer('from a')(res, body);
+    };
+    const a = await fakeUpstream(limited);
+    const b = await fakeUpstream(answer('from b'));
+    const router = routerFor([
+      { name: 'a', port: a.port },
+      { name: 'b', port: b.port },
+    ]);
+    const call = () => router.chat({ meta: RequestMetaSchema.parse({}), messages, passThrough: { includeUsage: false, assemble: false, onEvents: collect().onEvents } });
+
+    expect((await call()).target).toBe('a');
+    expect((await call()).target).toBe('b');
+    expect(a.received).toHaveLength(1);
+  });
 });
