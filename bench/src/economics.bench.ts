@@ -1,11 +1,12 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import { YAMLMap, YAMLSeq, parse, parseDocument } from 'yaml';
 import { ManagedProcess, SIM_TARGETS, freePort, simTargetsEnv, sleep, writeRouterConfigForSim } from '@switchyard/devkit';
 import { loadWorkload, repeatedBodies, waves, type WorkloadLine } from './economics/workload';
+import { postJson } from './support/http';
 import { Cleanup, REDIS_URL, benchPrefix, createBenchDatabase, deleteKeys } from './support/resources';
 import { fixed, heading, percentile, table, verdict } from './support/report';
 
@@ -59,26 +60,11 @@ interface SideResult {
   wallS: number;
 }
 
-function post(agent: Agent, port: number, body: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: '127.0.0.1', port, path: '/v1/chat/completions', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 async function send(agent: Agent, port: number, line: WorkloadLine): Promise<Outcome> {
   const t0 = process.hrtime.bigint();
   try {
-    const reply = await post(agent, port, JSON.stringify(line.body));
+    const reply = await postJson({ port, path: '/v1/chat/completions', agent }, JSON.stringify(line.body));
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     const header = (name: string) => (typeof reply.headers[name] === 'string' ? reply.headers[name] : undefined);
     return { line, status: reply.status, target: header('x-switchyard-target'), source: header('x-switchyard-source'), inferred: header('x-switchyard-inferred'), ms, ...(reply.status === 200 ? {} : { error: reply.body.slice(0, 200) }) };

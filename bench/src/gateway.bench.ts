@@ -1,12 +1,13 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import { ManagedProcess, freePort, sleep } from '@switchyard/devkit';
 import { startSim } from './crash-resume/processes';
 import { Cleanup, REDIS_URL, benchPrefix, createBenchDatabase, deleteKeys } from './support/resources';
+import { postJson } from './support/http';
 import { fixed, heading, median, percentile, table, verdict } from './support/report';
 
 /**
@@ -46,34 +47,6 @@ interface Side {
   check: (status: number, headers: Record<string, string | string[] | undefined>, body: string) => string | undefined;
 }
 
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-function post(side: Side, body: string): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: side.port,
-        path: side.path,
-        method: 'POST',
-        agent: side.agent,
-        headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...side.headers },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 let counter = 0;
 /**
@@ -91,7 +64,7 @@ async function timed(side: Side, model: string, n: number, keep: boolean): Promi
   for (let i = 0; i < n; i += 1) {
     const body = requestBody(side.model ?? model);
     const t0 = process.hrtime.bigint();
-    const reply = await post(side, body);
+    const reply = await postJson(side, body);
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     const problem = reply.status !== 200 ? `status ${reply.status}: ${reply.body.slice(0, 300)}` : side.check(reply.status, reply.headers, reply.body);
     if (problem) throw new Error(`${side.name}: ${problem}`);
@@ -280,7 +253,7 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
     };
     // The first call decides which sim target the router picks; direct and Portkey use the same one.
     // The sim accepts only its own model ids: every other side sends the routed target's model (ours: `auto`).
-    const first = await post(ours, requestBody('auto'));
+    const first = await postJson(ours, requestBody('auto'));
     if (first.status !== 200) throw new Error(`ours: status ${first.status}: ${first.body.slice(0, 300)}`);
     const problem = ours.check(first.status, first.headers, first.body);
     if (problem) throw new Error(`ours: ${problem}`);
@@ -290,7 +263,7 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
     if (simPort === undefined) throw new Error(`routed to ${target}, which is not a sim target`);
     console.log(`our router sends this request to ${target} (sim port ${simPort}, model ${model}); every side calls that target with that model`);
     // Auth really is on: no key → 401.
-    const unauth = await post({ ...oursAuth, headers: {}, agent: keepAlive() }, requestBody('auto'));
+    const unauth = await postJson({ ...oursAuth, headers: {}, agent: keepAlive() }, requestBody('auto'));
     if (unauth.status !== 401) throw new Error(`supervisor with API_KEYS answered ${unauth.status} without a key (expected 401)`);
 
     const direct = plainSide('direct (llm-sim)', simPort);

@@ -8,7 +8,7 @@ import { Cleanup, benchPrefix, connectRedis, createBenchDatabase } from './suppo
 import { WaitSampler, activityBetween, settledDatabaseActivity, type DatabaseActivity } from './pipeline-e2e/database-activity';
 import { closedLoop, type LoopTiming } from './pipeline-e2e/flows';
 import { cpuBetween, readCpuCounters, residentMegabytes } from './pipeline-e2e/process-cpu';
-import { positiveInt } from './pipeline-e2e/settings';
+import { positiveInt } from './support/env';
 import { APP_NAME_PREFIX, Platform, deletePlatformKeys, logMessagesSince, outputOffsets, simPeakConcurrency, startSim, type Sim } from './pipeline-e2e/stack';
 import { SwitchyardDriver } from './pipeline-e2e/switchyard-driver';
 

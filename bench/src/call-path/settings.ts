@@ -1,3 +1,4 @@
+import { positiveInt } from '../support/env';
 /** What the call-path bench runs, and what one round reports back. */
 
 /**
@@ -29,21 +30,14 @@ export interface CallPathSettings {
   variants: readonly CallPathVariant[];
 }
 
-const int = (name: string, fallback: number): number => {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
-  return value;
-};
 
 export function callPathSettingsFromEnv(): CallPathSettings {
   return {
-    calls: int('BENCH_CALLS', 2_000),
-    concurrency: int('BENCH_CALL_CONCURRENCY', 16),
-    warmupCalls: int('BENCH_WARMUP_CALLS', 500),
-    documentChars: int('BENCH_DOCUMENT_CHARS', 6_000),
-    rounds: int('BENCH_ROUNDS', 3),
+    calls: positiveInt('BENCH_CALLS', 2_000),
+    concurrency: positiveInt('BENCH_CALL_CONCURRENCY', 16),
+    warmupCalls: positiveInt('BENCH_WARMUP_CALLS', 500),
+    documentChars: positiveInt('BENCH_DOCUMENT_CHARS', 6_000),
+    rounds: positiveInt('BENCH_ROUNDS', 3),
     variants: variantsFromEnv(process.env.BENCH_CALL_VARIANTS),
   };
 }

@@ -1,12 +1,6 @@
-/** Settings of the end-to-end pipeline benches; env vars override the defaults (docs/BENCHMARKS.md). */
+import { positiveInt } from '../support/env';
 
-export const positiveInt = (name: string, fallback: number): number => {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
-  return value;
-};
+/** Settings of the end-to-end pipeline benches; env vars override the defaults (docs/BENCHMARKS.md). */
 
 export interface E2eSettings {
   /** doc_review jobs per measured Switchyard round; each is 1 synthesize + `documents` extract tasks. */

@@ -1,4 +1,5 @@
 import { EnvSchema } from '@switchyard/config';
+import { positiveInt } from '../support/env';
 
 /** What the pipeline bench runs, and what one round reports back. */
 
@@ -32,29 +33,22 @@ export interface PipelineSettings {
   roundTimeoutMs: number;
 }
 
-const int = (name: string, fallback: number): number => {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
-  return value;
-};
 
 /** Defaults chosen by trying them on this machine (docs/BENCHMARKS.md); env vars override, for profiling. */
 export function pipelineSettingsFromEnv(): PipelineSettings {
   return {
-    jobs: int('BENCH_JOBS', 600),
-    rawJobs: int('BENCH_RAW_JOBS', 2_000),
-    children: int('BENCH_CHILDREN', 5),
-    rounds: int('BENCH_ROUNDS', 2),
-    warmupJobs: int('BENCH_WARMUP_JOBS', 100),
-    warmupSeconds: int('BENCH_WARMUP_SECONDS', 4),
-    rawConcurrency: int('BENCH_RAW_CONCURRENCY', 50),
-    switchyardConcurrency: int('BENCH_SY_CONCURRENCY', 50),
-    submitConcurrency: int('BENCH_SUBMIT_CONCURRENCY', 16),
-    poolSize: int('BENCH_POOL_SIZE', EnvSchema.parse({}).DATABASE_POOL_SIZE),
+    jobs: positiveInt('BENCH_JOBS', 600),
+    rawJobs: positiveInt('BENCH_RAW_JOBS', 2_000),
+    children: positiveInt('BENCH_CHILDREN', 5),
+    rounds: positiveInt('BENCH_ROUNDS', 2),
+    warmupJobs: positiveInt('BENCH_WARMUP_JOBS', 100),
+    warmupSeconds: positiveInt('BENCH_WARMUP_SECONDS', 4),
+    rawConcurrency: positiveInt('BENCH_RAW_CONCURRENCY', 50),
+    switchyardConcurrency: positiveInt('BENCH_SY_CONCURRENCY', 50),
+    submitConcurrency: positiveInt('BENCH_SUBMIT_CONCURRENCY', 16),
+    poolSize: positiveInt('BENCH_POOL_SIZE', EnvSchema.parse({}).DATABASE_POOL_SIZE),
     rawJobOptions: process.env.BENCH_RAW_JOB_OPTIONS === 'product' ? 'product' : 'bullmq-default',
-    roundTimeoutMs: int('BENCH_ROUND_TIMEOUT_MS', 90_000),
+    roundTimeoutMs: positiveInt('BENCH_ROUND_TIMEOUT_MS', 90_000),
   };
 }
 
