@@ -26,6 +26,9 @@ export interface Cost {
 
 const CONCURRENCY = 16;
 
+/** The tenant of the jobs it writes (and deletes when done). */
+const TENANT = 'bench-profile';
+
 /** `poolMode: 'transaction'` sends the repository's statements unnamed, as behind PgBouncer (DATABASE_POOL_MODE). */
 export async function measureStatementCosts(dbUrl: string, jobs = 400, poolMode: DatabasePoolMode = 'session'): Promise<Cost[]> {
   const database = new URL(dbUrl).pathname.slice(1);
@@ -74,7 +77,7 @@ export async function measureStatementCosts(dbUrl: string, jobs = 400, poolMode:
       planWorkflowJob(
         docReview.workflow,
         docReview.submission,
-        { tenantId: 'bench-profile', newId: randomUUID, trace: {} },
+        { tenantId: TENANT, newId: randomUUID, trace: {} },
       );
     const warm = Array.from({ length: 50 }, plan);
     for (const p of warm) await jobRepository.createJob(p.root, p.tasks);
@@ -122,6 +125,9 @@ export async function measureStatementCosts(dbUrl: string, jobs = 400, poolMode:
     );
     return costs;
   } finally {
+    // Its jobs are left running (claimed, never finished): they would hold the fleet's running
+    // slots, and admission would queue every job of the profile rounds after it for ever.
+    await handle.pool.query(`/* bench */ delete from agent_task_state where tenant_id = $1`, [TENANT]).catch(() => undefined);
     redis.disconnect();
     await handle.close();
   }

@@ -151,6 +151,15 @@ select
     from agent_task_state o where o.job_id = $1 and o.parent_task_id is not null) end as outcomes
 from unfinished u`;
 
+/**
+ * A finish in one round trip (migration 0009, `switchyard_finish_task`): the fenced update, the
+ * job root locked, the ready dependents read; it declines ('last', nothing written) when the task
+ * is its job's last unfinished one, which then takes the full transaction below. Why two
+ * finishers at once never miss each other is written beside the function.
+ */
+const FINISH_FUNCTION_SQL = `/* sy:finishTask */
+select outcome, ready from switchyard_finish_task($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::float8, $9::jsonb, $10)`;
+
 const COMPLETE_JOB_SQL = `/* sy:completeJob */
 update agent_task_state set status = 'success', output_summary = $2::jsonb, updated_at = now(), finished_at = now()
 where task_id = $1 and status = 'running'`;
@@ -273,6 +282,40 @@ export class TaskLeaseRepository {
   }
 
   private async finish(lease: Lease, finish: TaskFinish, resultOf: (outcomes: TaskOutcomeRow[]) => unknown): Promise<FinishResult> {
+    // A planner's subtasks go in with its completion: always the full transaction.
+    if (!(finish.status === 'success' && finish.subtasks?.length)) {
+      const quick = await this.finishUnlessLast(lease, finish);
+      if (quick) return quick;
+    }
+    return this.finishInTransaction(lease, finish, resultOf);
+  }
+
+  /** The one-round-trip finish; undefined when the task is its job's last (nothing written then). */
+  private async finishUnlessLast(lease: Lease, finish: TaskFinish): Promise<FinishResult | undefined> {
+    const success = finish.status === 'success';
+    const result = await this.pool.query<{ outcome: 'lost' | 'last' | 'finished'; ready: RawReadyTask[] | null }>({
+      name: 'sy-finish-task',
+      text: FINISH_FUNCTION_SQL,
+      values: [
+        lease.taskId,
+        lease.owner,
+        lease.version,
+        !success,
+        success ? finish.checkpoint.step : 0,
+        success ? JSON.stringify([finish.checkpoint]) : '[]',
+        JSON.stringify(finish.routes),
+        success ? finish.costUsd : 0,
+        success ? JSON.stringify(finish.output ?? null) : 'null',
+        success ? null : finish.reason,
+      ],
+    });
+    const { outcome, ready } = result.rows[0]!;
+    if (outcome === 'lost') throw new LeaseLostError(lease, success ? 'complete' : 'skip');
+    if (outcome === 'last') return undefined;
+    return { ready: (ready ?? []).map(toReadyTask), jobCompleted: false };
+  }
+
+  private async finishInTransaction(lease: Lease, finish: TaskFinish, resultOf: (outcomes: TaskOutcomeRow[]) => unknown): Promise<FinishResult> {
     const client = await this.pool.connect();
     try {
       await client.query('begin');

@@ -791,6 +791,53 @@ describe('DAG fan-in (depends_on) and ready dependents', () => {
     }
   });
 
+  it('many dependencies finishing at once (the one-round-trip finish): the dependent is released exactly once', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const job = await createJob({ tenantId: newTenant(), extracts: 6 });
+      const leases = await Promise.all(job.extractIds.map((id, i) => claim(id, `w${i}`)));
+      const finished = await Promise.all(leases.map((lease) => repo.completeTask(lease, checkpointOf(0), output, [], 0)));
+      expect(finished.flatMap(readyIds)).toEqual([job.synthesizeId]);
+      expect(finished.some((f) => f.jobCompleted)).toBe(false);
+      for (const id of job.extractIds) expect(await row(id)).toMatchObject({ status: 'success', currentStep: 1, outputSummary: output });
+      expect((await row(job.jobId)).status).toBe('running');
+    }
+  });
+
+  it("the last tasks of a job finishing (and skipping) at once: the job completes exactly once, with every task's outcome", async () => {
+    for (let round = 0; round < 8; round += 1) {
+      const tenantId = newTenant();
+      const jobId = randomUUID();
+      const base = { jobId, tenantId, jobType: 'fan_out', parentTaskId: jobId, inputSummary: {}, totalSteps: 2 };
+      const ids = Array.from({ length: 4 }, () => randomUUID());
+      const rows: NewTaskRow[] = ids.map((taskId, i) => ({ ...base, taskId, agentId: `a-${i}`, role: 'a', ordinal: i, optional: i === 3 }));
+      const root: NewTaskRow = { taskId: jobId, jobId, tenantId, jobType: 'fan_out', parentTaskId: null, agentId: 'supervisor', role: 'job', inputSummary: {}, totalSteps: 4 };
+      expect(await jobs.createJob(root, rows)).toEqual({ created: true, jobId });
+      const leases = await Promise.all(ids.map((id, i) => claim(id, `w${i}`)));
+      const results: number[] = [];
+      const resultOf = (outcomes: TaskOutcomeRow[]) => {
+        results.push(outcomes.length);
+        return { statuses: outcomes.map((o) => o.status) };
+      };
+      const finished = await Promise.all(
+        leases.map((lease, i) => (i === 3 ? repo.skipTask(lease, 'skipped: test', [], resultOf) : repo.completeTask(lease, checkpointOf(0), output, [], 0, resultOf))),
+      );
+      expect(finished.filter((f) => f.jobCompleted)).toHaveLength(1);
+      expect(results).toEqual([4]);
+      expect(await row(jobId)).toMatchObject({ status: 'success', outputSummary: { statuses: ['success', 'success', 'success', 'skipped'] } });
+    }
+  });
+
+  it('the one-round-trip finish refuses a stale lease or a wrong step and writes nothing', async () => {
+    const job = await createJob({ tenantId: newTenant(), extracts: 2 });
+    const lease = await claim(job.extractIds[0]!);
+    await expect(repo.completeTask({ ...lease, version: lease.version + 1 }, checkpointOf(0), output, [], 0)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(repo.completeTask(lease, checkpointOf(1), output, [], 0)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(repo.skipTask(lease, 'a required task', [])).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await row(job.extractIds[0]!)).toMatchObject({ status: 'running', currentStep: 0, outputSummary: null });
+    expect(await repo.completeTask(lease, checkpointOf(0), output, [], 0)).toEqual({ ready: [], jobCompleted: false });
+    await expect(repo.completeTask(lease, checkpointOf(0), output, [], 0)).rejects.toBeInstanceOf(LeaseLostError);
+  });
+
   it('builds the job result from every task outcome, with item keys', async () => {
     const dag = await createDag(newTenant());
     for (const id of [dag.triage, dag.reader1, dag.reader2, dag.historian]) await complete(id);

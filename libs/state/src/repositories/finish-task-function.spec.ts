@@ -1,0 +1,26 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { MIGRATIONS_FOLDER } from '../migrate';
+import { FENCE, dependenciesDoneSql } from './task-clauses';
+
+/**
+ * The one-round-trip finish lives in a migration (switchyard_finish_task, 0009): its lease fence
+ * and its fan-in clause must stay the text of the ones every other statement is built from.
+ */
+describe('switchyard_finish_task (migration 0009)', () => {
+  const squash = (text: string) => text.replace(/\s+/g, ' ').trim().toLowerCase();
+  const migration = squash(readFileSync(join(MIGRATIONS_FOLDER, '0009_finish_task_function.sql'), 'utf8'));
+
+  it('fences the task with the text of FENCE', () => {
+    expect(migration).toContain(squash(FENCE));
+  });
+
+  it("reads ready dependents with the text of the fan-in clause (dependenciesDoneSql('d'))", () => {
+    expect(migration).toContain(squash(dependenciesDoneSql('d')));
+  });
+
+  it('is listed in the migration journal', () => {
+    const journal = JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string }[] };
+    expect(journal.entries.map((e) => e.tag)).toContain('0009_finish_task_function');
+  });
+});

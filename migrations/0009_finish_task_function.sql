@@ -1,0 +1,73 @@
+-- Finishing a task that is not its job's last, in one round trip (docs/BENCHMARKS.md, bench 1,
+-- session 5): the finishing worker used to send begin, the fenced update with a lock of the
+-- job's root row, a read of the ready dependents and of the unfinished count, and commit.
+-- This function does the same in one statement, and declines (outcome 'last', nothing
+-- written) when the task is the job's last unfinished one: the caller then runs the full
+-- transaction, which also completes the job with a result that only the worker can build.
+--
+-- Why it is race-free: every finisher (this function and the full transaction alike) locks
+-- the task's row, then the job's root row (FOR UPDATE, held to commit: the function runs in
+-- the caller's implicit transaction). In a VOLATILE plpgsql function under READ COMMITTED,
+-- each statement takes a fresh snapshot, so the reads after the lock see every finish that
+-- committed before it. Of two tasks finishing at once, the second to get the lock sees the
+-- first as finished: they never both miss each other. So the last finisher is always told
+-- 'last' (and completes the job, once: completeJob only moves a running root), and a
+-- dependent is returned as ready by exactly one finisher, the one after whose write all its
+-- dependencies are done (a lost enqueue is recovered by the sweeper's reconcile, as before).
+--
+-- The lease fence ($1 task, $2 owner, $3 version) and the fan-in clause are the text of
+-- FENCE and dependenciesDoneSql('d') in libs/state/src/repositories/task-clauses.ts, verbatim;
+-- a unit test (finish-task-function.spec.ts) keeps them equal.
+CREATE OR REPLACE FUNCTION switchyard_finish_task(
+  p_task_id uuid, p_owner text, p_version integer,
+  p_skip boolean, p_step integer, p_checkpoints jsonb, p_routes jsonb, p_cost double precision, p_output jsonb, p_reason text,
+  OUT outcome text, OUT ready jsonb
+) AS $$
+#variable_conflict use_column
+DECLARE
+  v_job uuid;
+BEGIN
+  -- The fence, and the task row locked: nobody else may finish, release or take it over meanwhile.
+  SELECT job_id INTO v_job FROM agent_task_state
+  WHERE task_id = $1 and lease_owner = $2 and lease_version = $3 and status = 'running'
+    AND (CASE WHEN p_skip THEN optional ELSE current_step = p_step END)
+  FOR UPDATE;
+  IF v_job IS NULL THEN
+    outcome := 'lost';
+    RETURN;
+  END IF;
+  -- The job's root row: the finishers of one job take turns from here to their commit.
+  PERFORM 1 FROM agent_task_state WHERE task_id = v_job FOR UPDATE;
+  -- A fresh snapshot: is any other task of the job unfinished? If not, this is the last one.
+  IF NOT EXISTS (
+    SELECT 1 FROM agent_task_state
+    WHERE job_id = v_job AND parent_task_id IS NOT NULL AND task_id <> p_task_id
+      AND status <> 'success' AND NOT (optional AND status IN ('skipped', 'failed', 'cancelled'))
+  ) THEN
+    outcome := 'last';
+    RETURN;
+  END IF;
+  IF p_skip THEN
+    UPDATE agent_task_state SET status = 'skipped', error = p_reason, route_targets = route_targets || p_routes,
+      updated_at = now(), finished_at = now()
+    WHERE task_id = p_task_id;
+  ELSE
+    UPDATE agent_task_state SET status = 'success', current_step = p_step + 1,
+      step_checkpoints = step_checkpoints || p_checkpoints,
+      route_targets = route_targets || p_routes,
+      cost_usd = cost_usd + p_cost, output_summary = p_output,
+      updated_at = now(), finished_at = now(), error = null
+    WHERE task_id = p_task_id;
+  END IF;
+  -- The dependents of this task that became ready (this statement sees the update above).
+  SELECT coalesce(jsonb_agg(jsonb_build_object('task_id', d.task_id, 'job_id', d.job_id, 'tenant_id', d.tenant_id, 'role', d.role,
+      'trace_context', d.trace_context, 'queue_job_id', d.queue_job_id) ORDER BY d.ordinal), '[]'::jsonb)
+  INTO ready
+  FROM agent_task_state d
+  WHERE d.job_id = v_job AND d.status = 'pending' AND p_task_id = any(d.depends_on) AND not exists (
+    select 1 from agent_task_state dep
+    where dep.task_id = any(d.depends_on)
+      and dep.status <> 'success' and not (dep.optional and dep.status in ('skipped', 'failed', 'cancelled')));
+  outcome := 'finished';
+END;
+$$ LANGUAGE plpgsql VOLATILE;
