@@ -71,3 +71,20 @@ BEGIN
   outcome := 'finished';
 END;
 $$ LANGUAGE plpgsql VOLATILE;
+--> statement-breakpoint
+-- `doc` without the value at each path of `paths` (a JSON array of paths, each an array of
+-- keys): what `#-` does once per path. A batch of checkpoints that read the job's input
+-- (TaskLeaseRepository, group-committed) leaves out each task's own paths with it.
+CREATE OR REPLACE FUNCTION switchyard_jsonb_without(doc jsonb, paths jsonb) RETURNS jsonb AS $$
+DECLARE
+  p jsonb;
+BEGIN
+  IF doc IS NULL OR paths IS NULL OR jsonb_typeof(paths) <> 'array' THEN
+    RETURN doc;
+  END IF;
+  FOR p IN SELECT value FROM jsonb_array_elements(paths) LOOP
+    doc := doc #- ARRAY(SELECT jsonb_array_elements_text(p));
+  END LOOP;
+  RETURN doc;
+END;
+$$ LANGUAGE plpgsql IMMUTABLE;

@@ -2,6 +2,7 @@ import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Pool } from 'pg';
 import type { RouteRecord, TaskStatus, TraceCarrier } from '@switchyard/contracts';
 import { poolBehind, type Database } from '../database';
+import { GroupCommit } from './group-commit';
 import { agentTaskState as t, type NewTaskRow, type StepCheckpoint, type TaskRow } from '../schema';
 import {
   FENCE,
@@ -58,19 +59,27 @@ export type TaskFinish =
     }
   | { status: 'skipped'; reason: string; routes: RouteRecord[] };
 
-const CLAIM_SQL = `/* sy:claimTask */
+/** The claim of the tasks that `which` picks (each pending, its dependencies done), with each one's job context. */
+const claimSql = (name: string, which: string) => `/* sy:${name} */
 with claimed as (
   update agent_task_state set status = 'running', lease_owner = $2, lease_version = lease_version + 1,
     started_at = coalesce(started_at, now()), updated_at = now(), error = null
-  where task_id = $1 and status = 'pending' and ${dependenciesDoneSql('agent_task_state')}
+  where ${which} and status = 'pending' and ${dependenciesDoneSql('agent_task_state')}
   returning *
 ), job as (
   update agent_task_state set status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
-  where task_id = (select job_id from claimed) and status = 'pending'
+  where task_id in (select job_id from claimed) and status = 'pending'
   returning task_id
 )
 select c.*, r.input_summary -> 'meta' as job_meta, r.workflow_hash as job_workflow_hash, r.job_type as job_job_type, r.total_steps as job_task_count
 from claimed c left join agent_task_state r on r.task_id = c.job_id and r.parent_task_id is null`;
+
+const CLAIM_SQL = claimSql('claimTask', 'task_id = $1');
+
+/** Several claims of one owner in one statement (group commit): $1 the task ids. */
+const CLAIM_MANY_SQL = claimSql('claimTasks', 'task_id = any($1::uuid[])');
+
+const TASK_STATUSES_SQL = `/* sy:taskStatuses */ select task_id, status from agent_task_state where task_id = any($1::uuid[])`;
 
 const TASK_STATUS_SQL = `/* sy:taskStatus */ select status from agent_task_state where task_id = $1`;
 
@@ -96,6 +105,24 @@ function jobInputWithout(first: number, count: number): string {
 const checkpointReadingInputSql = (omitted: number) => `/* sy:checkpointReadingInput */
 ${CHECKPOINT_WRITE}
 returning (select ${jobInputWithout(8, omitted)} from agent_task_state r where r.task_id = agent_task_state.job_id and r.parent_task_id is null) as job_input`;
+
+/**
+ * Several `checkpointReadingInputSql` in one statement (group commit): $1 a JSON array of
+ * {task_id, owner, version, step, checkpoint, omit}. Each row is written only under its own
+ * lease fence (the columns of FENCE, per item) and at its expected step; the rows that come back
+ * are the ones written, each with its job's input without its own `omit` paths.
+ */
+const CHECKPOINTS_READING_INPUT_SQL = `/* sy:checkpointsReadingInput */
+with i as (
+  select * from jsonb_to_recordset($1::jsonb) as i(task_id uuid, owner text, version int, step int, checkpoint jsonb, omit jsonb)
+), written as (
+  update agent_task_state t set current_step = i.step + 1, step_checkpoints = t.step_checkpoints || jsonb_build_array(i.checkpoint), updated_at = now()
+  from i
+  where t.task_id = i.task_id and t.lease_owner = i.owner and t.lease_version = i.version and t.status = 'running' and t.current_step = i.step
+  returning t.task_id, t.job_id, i.omit
+)
+select w.task_id, switchyard_jsonb_without(r.input_summary -> 'input', w.omit) as job_input
+from written w left join agent_task_state r on r.task_id = w.job_id and r.parent_task_id is null`;
 
 const jobInputSql = (omitted: number) => `/* sy:jobInput */
 select ${jobInputWithout(2, omitted)} as job_input from agent_task_state r where r.task_id = $1 and r.parent_task_id is null`;
@@ -199,6 +226,16 @@ select input_summary -> 'meta' as meta, workflow_hash, job_type from agent_task_
  */
 export class TaskLeaseRepository {
   private readonly pool: Pool;
+  /*
+   * The claims and the gather checkpoints of a worker's concurrent tasks, group-committed: a
+   * lone one is written at once, alone; those that arrive while earlier ones are in flight go
+   * together in one statement. Each caller gets its own outcome, as if alone (see GroupCommit).
+   */
+  private readonly claims = new GroupCommit<ClaimItem, ClaimResult>({ writeBatch: (items) => this.claimMany(items), writeOne: (item) => this.claimOne(item) });
+  private readonly inputCheckpoints = new GroupCommit<InputCheckpointItem, InputCheckpointResult>({
+    writeBatch: (items) => this.checkpointsReadingInput(items),
+    writeOne: (item) => this.checkpointReadingInputOne(item),
+  });
 
   /** `pool` is the one behind `db` (`DatabaseHandle.pool`); when omitted, drizzle's client is used. */
   constructor(
@@ -213,29 +250,49 @@ export class TaskLeaseRepository {
    * bumped lease version is the fencing token every later write must present.
    */
   async claimTask(taskId: string, owner: string): Promise<ClaimResult> {
+    return this.claims.write({ taskId, owner });
+  }
+
+  /** One claim alone: a lone one, and each claim of a batch that failed. */
+  private async claimOne({ taskId, owner }: ClaimItem): Promise<ClaimResult> {
     const result = await this.pool.query<Record<string, unknown>>({
       name: 'sy-claim-task',
       text: CLAIM_SQL,
       values: [taskId, owner],
     });
     const raw = result.rows[0];
-    if (raw) {
-      const task = toTaskRow(raw);
-      // The job's context comes with the claim: a task run needs it at once, and one round trip is cheaper than two.
-      const job: JobContext | undefined =
-        raw.job_job_type == null
-          ? undefined
-          : { meta: raw.job_meta, workflowHash: (raw.job_workflow_hash as string | null) ?? null, jobType: raw.job_job_type as string, taskCount: Number(raw.job_task_count) };
-      return { claimed: true, task, lease: { taskId, owner, version: task.leaseVersion }, ...(job ? { job } : {}) };
-    }
+    if (raw) return claimedFrom(raw, owner);
     const current = (await this.pool.query<{ status: TaskStatus }>({ name: 'sy-task-status', text: TASK_STATUS_SQL, values: [taskId] })).rows[0];
-    if (!current) return { claimed: false, reason: 'missing' };
-    if (current.status === 'pending') return { claimed: false, reason: 'blocked', status: current.status };
-    return {
-      claimed: false,
-      reason: current.status === 'running' || current.status === 'paused' ? 'already_running' : 'finished',
-      status: current.status,
-    };
+    return notClaimed(current?.status);
+  }
+
+  /**
+   * Claims of one owner in one statement; one result per item, in order. A task asked for twice
+   * is claimed once: the later ask is told it runs already. Throws (and the group commit then
+   * claims each alone) when the owners differ or the statement fails: one statement is one
+   * transaction, so a failed one claimed nothing.
+   */
+  private async claimMany(items: readonly ClaimItem[]): Promise<ClaimResult[]> {
+    const owner = items[0]!.owner;
+    if (items.some((item) => item.owner !== owner)) throw new Error('claims of several owners are not batched');
+    const ids = [...new Set(items.map((item) => item.taskId))];
+    const result = await this.pool.query<Record<string, unknown>>({ name: 'sy-claim-tasks', text: CLAIM_MANY_SQL, values: [ids, owner] });
+    const claimed = new Map(result.rows.map((raw) => [raw.task_id as string, raw]));
+    const missing = ids.filter((id) => !claimed.has(id));
+    const statuses = new Map<string, TaskStatus>();
+    if (missing.length > 0) {
+      const current = await this.pool.query<{ task_id: string; status: TaskStatus }>({ name: 'sy-task-statuses', text: TASK_STATUSES_SQL, values: [missing] });
+      for (const row of current.rows) statuses.set(row.task_id, row.status);
+    }
+    const given = new Set<string>();
+    return items.map(({ taskId }) => {
+      const raw = claimed.get(taskId);
+      if (raw && !given.has(taskId)) {
+        given.add(taskId);
+        return claimedFrom(raw, owner);
+      }
+      return raw ? notClaimed('running') : notClaimed(statuses.get(taskId));
+    });
   }
 
   /** Records a completed step; refused unless the lease still holds and the step is the next one. */
@@ -249,13 +306,35 @@ export class TaskLeaseRepository {
    * from the same statement: a task's gather step is followed by its first call, which needs it.
    */
   async checkpointReadingJobInput(lease: Lease, checkpoint: StepCheckpoint, omit: readonly (readonly string[])[]): Promise<unknown> {
+    const written = await this.inputCheckpoints.write({ lease, checkpoint, omit });
+    if (!written.written) throw new LeaseLostError(lease, `checkpoint step ${checkpoint.step}`);
+    return written.jobInput;
+  }
+
+  /** One `checkpointReadingJobInput` alone. */
+  private async checkpointReadingInputOne({ lease, checkpoint, omit }: InputCheckpointItem): Promise<InputCheckpointResult> {
     const result = await this.pool.query<{ job_input: unknown }>({
       name: `sy-checkpoint-reading-input-${omit.length}`,
       text: checkpointReadingInputSql(omit.length),
       values: [...checkpointValues(lease, checkpoint, [], 0), ...omit],
     });
-    if (result.rowCount !== 1) throw new LeaseLostError(lease, `checkpoint step ${checkpoint.step}`);
-    return result.rows[0]!.job_input;
+    return result.rowCount === 1 ? { written: true, jobInput: result.rows[0]!.job_input } : { written: false };
+  }
+
+  /**
+   * Several in one statement, each under its own fence; one result per item, in order. The same
+   * task twice in a batch is not batched (throws: each goes alone). A failed statement wrote nothing.
+   */
+  private async checkpointsReadingInput(items: readonly InputCheckpointItem[]): Promise<InputCheckpointResult[]> {
+    if (new Set(items.map((item) => item.lease.taskId)).size !== items.length) throw new Error('one task twice in a batch');
+    const rows = items.map(({ lease, checkpoint, omit }) => ({ task_id: lease.taskId, owner: lease.owner, version: lease.version, step: checkpoint.step, checkpoint, omit }));
+    const result = await this.pool.query<{ task_id: string; job_input: unknown }>({
+      name: 'sy-checkpoints-reading-input',
+      text: CHECKPOINTS_READING_INPUT_SQL,
+      values: [JSON.stringify(rows)],
+    });
+    const written = new Map(result.rows.map((row) => [row.task_id, row.job_input]));
+    return items.map(({ lease }) => (written.has(lease.taskId) ? { written: true, jobInput: written.get(lease.taskId) } : { written: false }));
   }
 
   /**
@@ -438,6 +517,37 @@ export class TaskLeaseRepository {
     const [row] = await this.db.select().from(t).where(eq(t.taskId, taskId));
     return row;
   }
+}
+
+interface ClaimItem {
+  taskId: string;
+  owner: string;
+}
+
+interface InputCheckpointItem {
+  lease: Lease;
+  checkpoint: StepCheckpoint;
+  omit: readonly (readonly string[])[];
+}
+
+type InputCheckpointResult = { written: true; jobInput: unknown } | { written: false };
+
+/** A claimed row (with its job's context) as the claim's result. */
+function claimedFrom(raw: Record<string, unknown>, owner: string): ClaimResult {
+  const task = toTaskRow(raw);
+  // The job's context comes with the claim: a task run needs it at once, and one round trip is cheaper than two.
+  const job: JobContext | undefined =
+    raw.job_job_type == null
+      ? undefined
+      : { meta: raw.job_meta, workflowHash: (raw.job_workflow_hash as string | null) ?? null, jobType: raw.job_job_type as string, taskCount: Number(raw.job_task_count) };
+  return { claimed: true, task, lease: { taskId: task.taskId, owner, version: task.leaseVersion }, ...(job ? { job } : {}) };
+}
+
+/** Why a task was not claimed, from its status now (undefined: no such task). */
+function notClaimed(status: TaskStatus | undefined): ClaimResult {
+  if (!status) return { claimed: false, reason: 'missing' };
+  if (status === 'pending') return { claimed: false, reason: 'blocked', status };
+  return { claimed: false, reason: status === 'running' || status === 'paused' ? 'already_running' : 'finished', status };
 }
 
 function checkpointValues(lease: Lease, checkpoint: StepCheckpoint, routes: RouteRecord[], costUsd: number): unknown[] {

@@ -77,6 +77,20 @@ function buildJob(spec: JobSpec): BuiltJob {
   return { jobId, root, tasks: [...extracts, synthesize], extractIds: extracts.map((t) => t.taskId), synthesizeId: synthesize.taskId };
 }
 
+/** A repository of its own (its own group commits) whose statement names are recorded. */
+function spiedRepository(): { repository: TaskLeaseRepository; statements: () => string[] } {
+  const names: string[] = [];
+  const pool = database.pool;
+  const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+  const spy = Object.create(pool) as typeof pool;
+  spy.query = ((...args: unknown[]) => {
+    const first = args[0] as { name?: string };
+    if (first && typeof first === 'object' && first.name) names.push(first.name);
+    return query(...args);
+  }) as typeof pool.query;
+  return { repository: new TaskLeaseRepository(database.db, spy), statements: () => names };
+}
+
 async function createJob(spec: JobSpec): Promise<BuiltJob> {
   const job = buildJob(spec);
   const result = await jobs.createJob(job.root, job.tasks);
@@ -421,6 +435,24 @@ describe('JobRepository and TaskLeaseRepository (Postgres)', () => {
       expect(await repo.claimTask(cancelled.extractIds[0]!, 'worker-b')).toEqual({ claimed: false, reason: 'finished', status: 'cancelled' });
     });
 
+    it('group-commits concurrent claims: each task claimed once, a task asked twice at once claimed once, the others told why', async () => {
+      const job = await createJob({ tenantId: newTenant(), extracts: 6 });
+      const { repository, statements } = spiedRepository();
+      const asks = [...job.extractIds, job.extractIds[2]!, job.synthesizeId, randomUUID()];
+      const results = await Promise.all(asks.map((id) => repository.claimTask(id, 'worker-b')));
+      expect(statements()).toContain('sy-claim-tasks');
+      const claimedIds = results.flatMap((r) => (r.claimed ? [r.task.taskId] : []));
+      expect(claimedIds.sort()).toEqual([...job.extractIds].sort());
+      for (const r of results) if (r.claimed) expect(r).toMatchObject({ lease: { taskId: r.task.taskId, owner: 'worker-b', version: 1 }, task: { status: 'running' } });
+      expect(results.slice(6)).toEqual([
+        { claimed: false, reason: 'already_running', status: 'running' },
+        { claimed: false, reason: 'blocked', status: 'pending' },
+        { claimed: false, reason: 'missing' },
+      ]);
+      expect((await row(job.jobId)).status).toBe('running');
+      for (const id of job.extractIds) expect(await row(id)).toMatchObject({ status: 'running', leaseOwner: 'worker-b', leaseVersion: 1 });
+    });
+
     it('reports a missing task', async () => {
       expect(await repo.claimTask(randomUUID(), 'worker-a')).toEqual({ claimed: false, reason: 'missing' });
     });
@@ -505,6 +537,46 @@ describe('JobRepository and TaskLeaseRepository (Postgres)', () => {
       expect(await repo.checkpointReadingJobInput(lease, checkpointOf(1), [])).toEqual(input);
       expect(await repo.findJobInput(job.jobId, [['documents']])).toEqual({ question: 'q', nested: input.nested, 'odd "key"': ['x'] });
       expect(await repo.findJobInput(job.jobId)).toEqual(input);
+    });
+
+    it('group-commits concurrent checkpoints: each under its own fence, with its own paths left out', async () => {
+      const job = await jobWithInput();
+      const { repository, statements } = spiedRepository();
+      const leases = await Promise.all(job.extractIds.map((id, i) => claim(id, `w${i}`)));
+      const second = buildJob({ tenantId: newTenant(), extracts: 4 });
+      expect(await jobs.createJob({ ...second.root, inputSummary: { input } }, second.tasks)).toEqual({ created: true, jobId: second.jobId });
+      leases.push(...(await Promise.all(second.extractIds.map((id, i) => claim(id, `v${i}`)))));
+      const stale = leases[3]!;
+      const omits = [[['documents']], [], [['nested', 'items']], [], [['odd "key"'], ['documents']], [['documents']]];
+      const results = await Promise.allSettled(
+        leases.map((lease, i) => repository.checkpointReadingJobInput(lease === stale ? { ...lease, version: lease.version + 1 } : lease, checkpointOf(0, 'prepare'), omits[i]!)),
+      );
+      expect(statements()).toContain('sy-checkpoints-reading-input');
+      expect(results[3]).toMatchObject({ status: 'rejected', reason: expect.any(LeaseLostError) });
+      const read = (i: number) => (results[i] as PromiseFulfilledResult<unknown>).value;
+      expect(read(0)).toEqual({ question: 'q', nested: input.nested, 'odd "key"': ['x'] });
+      expect(read(1)).toEqual(input);
+      expect(read(2)).toEqual({ question: 'q', documents: input.documents, nested: { keep: true }, 'odd "key"': ['x'] });
+      expect(read(4)).toEqual({ question: 'q', nested: input.nested });
+      expect(read(5)).toEqual({ question: 'q', nested: input.nested, 'odd "key"': ['x'] });
+      for (const [i, lease] of leases.entries()) {
+        expect(await row(lease.taskId)).toMatchObject(i === 3 ? { currentStep: 0, stepCheckpoints: [] } : { currentStep: 1, stepCheckpoints: [checkpointOf(0, 'prepare')] });
+      }
+    });
+
+    it('a batch that fails part-way writes each of its checkpoints alone: nothing lost, nothing written twice', async () => {
+      const job = await jobWithInput();
+      const second = buildJob({ tenantId: newTenant(), extracts: 4 });
+      expect(await jobs.createJob({ ...second.root, inputSummary: { input } }, second.tasks)).toEqual({ created: true, jobId: second.jobId });
+      const { repository, statements } = spiedRepository();
+      const leases = await Promise.all([...job.extractIds, ...second.extractIds].map((id, i) => claim(id, `w${i}`)));
+      // Not a uuid: the batch statement fails as a whole, then this one fails alone and the others are written alone.
+      const bad: Lease = { taskId: 'not-a-task-id', owner: 'w', version: 1 };
+      const all = [...leases.slice(0, 3), bad, ...leases.slice(3)];
+      const results = await Promise.allSettled(all.map((lease) => repository.checkpointReadingJobInput(lease, checkpointOf(0, 'prepare'), [['documents']])));
+      expect(statements()).toContain('sy-checkpoints-reading-input');
+      expect(results.map((r) => r.status)).toEqual(all.map((lease) => (lease === bad ? 'rejected' : 'fulfilled')));
+      for (const lease of leases) expect(await row(lease.taskId)).toMatchObject({ currentStep: 1, stepCheckpoints: [checkpointOf(0, 'prepare')] });
     });
 
     it('refuses a stale lease and changes nothing', async () => {
