@@ -18,6 +18,8 @@ export interface Lease {
   taskId: string;
   owner: string;
   version: number;
+  /** The task's job, when the lease came from a claim: batched finishes lock job roots in job order. Not part of the fence. */
+  jobId?: string;
 }
 
 /** A write was refused because the lease is gone: taken over, cancelled or finished. */

@@ -187,6 +187,19 @@ from unfinished u`;
 const FINISH_FUNCTION_SQL = `/* sy:finishTask */
 select outcome, ready from switchyard_finish_task($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::float8, $9::jsonb, $10)`;
 
+/**
+ * Several `FINISH_FUNCTION_SQL` in one statement (group commit): $1 a JSON array of the
+ * function's arguments, called in the array's order (sorted by job, so that two batches lock
+ * job roots in one order). One transaction: the batch's locks are held to its commit; each call's
+ * statements still see everything committed before they ran and the calls before them.
+ */
+const FINISH_MANY_SQL = `/* sy:finishTasks */
+select f.outcome, f.ready
+from jsonb_to_recordset($1::jsonb) as i(n int, task_id uuid, owner text, version int, skip boolean, step int,
+        checkpoints jsonb, routes jsonb, cost float8, output jsonb, reason text)
+cross join lateral switchyard_finish_task(i.task_id, i.owner, i.version, i.skip, i.step, i.checkpoints, i.routes, i.cost, i.output, i.reason) f
+order by i.n`;
+
 const COMPLETE_JOB_SQL = `/* sy:completeJob */
 update agent_task_state set status = 'success', output_summary = $2::jsonb, updated_at = now(), finished_at = now()
 where task_id = $1 and status = 'running'`;
@@ -232,6 +245,7 @@ export class TaskLeaseRepository {
    * together in one statement. Each caller gets its own outcome, as if alone (see GroupCommit).
    */
   private readonly claims = new GroupCommit<ClaimItem, ClaimResult>({ writeBatch: (items) => this.claimMany(items), writeOne: (item) => this.claimOne(item) });
+  private readonly finishes = new GroupCommit<FinishItem, QuickFinish>({ writeBatch: (items) => this.finishMany(items), writeOne: (item) => this.finishOne(item) });
   private readonly inputCheckpoints = new GroupCommit<InputCheckpointItem, InputCheckpointResult>({
     writeBatch: (items) => this.checkpointsReadingInput(items),
     writeOne: (item) => this.checkpointReadingInputOne(item),
@@ -369,29 +383,44 @@ export class TaskLeaseRepository {
     return this.finishInTransaction(lease, finish, resultOf);
   }
 
-  /** The one-round-trip finish; undefined when the task is its job's last (nothing written then). */
+  /** The one-round-trip finish (group-committed); undefined when the task is its job's last (nothing written then). */
   private async finishUnlessLast(lease: Lease, finish: TaskFinish): Promise<FinishResult | undefined> {
-    const success = finish.status === 'success';
-    const result = await this.pool.query<{ outcome: 'lost' | 'last' | 'finished'; ready: RawReadyTask[] | null }>({
-      name: 'sy-finish-task',
-      text: FINISH_FUNCTION_SQL,
-      values: [
-        lease.taskId,
-        lease.owner,
-        lease.version,
-        !success,
-        success ? finish.checkpoint.step : 0,
-        success ? JSON.stringify([finish.checkpoint]) : '[]',
-        JSON.stringify(finish.routes),
-        success ? finish.costUsd : 0,
-        success ? JSON.stringify(finish.output ?? null) : 'null',
-        success ? null : finish.reason,
-      ],
-    });
-    const { outcome, ready } = result.rows[0]!;
-    if (outcome === 'lost') throw new LeaseLostError(lease, success ? 'complete' : 'skip');
+    const { outcome, ready } = await this.finishes.write({ lease, finish });
+    if (outcome === 'lost') throw new LeaseLostError(lease, finish.status === 'success' ? 'complete' : 'skip');
     if (outcome === 'last') return undefined;
     return { ready: (ready ?? []).map(toReadyTask), jobCompleted: false };
+  }
+
+  /** One finish alone: a lone one, and each of a batch that failed (then nothing of the batch was written). */
+  private async finishOne(item: FinishItem): Promise<QuickFinish> {
+    const a = finishArguments(item);
+    const result = await this.pool.query<QuickFinish>({
+      name: 'sy-finish-task',
+      text: FINISH_FUNCTION_SQL,
+      values: [a.task_id, a.owner, a.version, a.skip, a.step, a.checkpoints, a.routes, a.cost, a.output, a.reason],
+    });
+    return result.rows[0]!;
+  }
+
+  /**
+   * Several finishes in one statement, in job order; one result per item, in order. The same
+   * task twice is not batched (throws: each goes alone). A deadlock with another batch, or any
+   * error, fails the statement as a whole: nothing of it was written, and each goes alone.
+   */
+  private async finishMany(items: readonly FinishItem[]): Promise<QuickFinish[]> {
+    if (new Set(items.map((item) => item.lease.taskId)).size !== items.length) throw new Error('one task twice in a batch');
+    const order = items.map((_, i) => i).sort((x, y) => compareLeases(items[x]!.lease, items[y]!.lease));
+    const args = order.map((i, n) => {
+      const a = finishArguments(items[i]!);
+      return { n, ...a, checkpoints: JSON.parse(a.checkpoints) as unknown, routes: JSON.parse(a.routes) as unknown, output: JSON.parse(a.output) as unknown };
+    });
+    const result = await this.pool.query<QuickFinish>({ name: 'sy-finish-tasks', text: FINISH_MANY_SQL, values: [JSON.stringify(args)] });
+    if (result.rows.length !== items.length) throw new Error(`a batch of ${items.length} finishes returned ${result.rows.length} rows`);
+    const results: QuickFinish[] = new Array<QuickFinish>(items.length);
+    order.forEach((i, k) => {
+      results[i] = result.rows[k]!;
+    });
+    return results;
   }
 
   private async finishInTransaction(lease: Lease, finish: TaskFinish, resultOf: (outcomes: TaskOutcomeRow[]) => unknown): Promise<FinishResult> {
@@ -532,6 +561,41 @@ interface InputCheckpointItem {
 
 type InputCheckpointResult = { written: true; jobInput: unknown } | { written: false };
 
+/** A finish without subtasks, for `switchyard_finish_task`. */
+interface FinishItem {
+  lease: Lease;
+  finish: TaskFinish;
+}
+
+/** What `switchyard_finish_task` answers. */
+interface QuickFinish {
+  outcome: 'lost' | 'last' | 'finished';
+  ready: RawReadyTask[] | null;
+}
+
+/** The arguments of `switchyard_finish_task` for one finish (JSON values as text). */
+function finishArguments({ lease, finish }: FinishItem) {
+  const success = finish.status === 'success';
+  return {
+    task_id: lease.taskId,
+    owner: lease.owner,
+    version: lease.version,
+    skip: !success,
+    step: success ? finish.checkpoint.step : 0,
+    checkpoints: success ? JSON.stringify([finish.checkpoint]) : '[]',
+    routes: JSON.stringify(finish.routes),
+    cost: success ? finish.costUsd : 0,
+    output: success ? JSON.stringify(finish.output ?? null) : 'null',
+    reason: success ? null : finish.reason,
+  };
+}
+
+/** Job first (one lock order of job roots across batches), then task. */
+function compareLeases(a: Lease, b: Lease): number {
+  const byJob = (a.jobId ?? '').localeCompare(b.jobId ?? '');
+  return byJob !== 0 ? byJob : a.taskId.localeCompare(b.taskId);
+}
+
 /** A claimed row (with its job's context) as the claim's result. */
 function claimedFrom(raw: Record<string, unknown>, owner: string): ClaimResult {
   const task = toTaskRow(raw);
@@ -540,7 +604,7 @@ function claimedFrom(raw: Record<string, unknown>, owner: string): ClaimResult {
     raw.job_job_type == null
       ? undefined
       : { meta: raw.job_meta, workflowHash: (raw.job_workflow_hash as string | null) ?? null, jobType: raw.job_job_type as string, taskCount: Number(raw.job_task_count) };
-  return { claimed: true, task, lease: { taskId: task.taskId, owner, version: task.leaseVersion }, ...(job ? { job } : {}) };
+  return { claimed: true, task, lease: { taskId: task.taskId, owner, version: task.leaseVersion, jobId: task.jobId }, ...(job ? { job } : {}) };
 }
 
 /** Why a task was not claimed, from its status now (undefined: no such task). */

@@ -382,7 +382,7 @@ describe('JobRepository and TaskLeaseRepository (Postgres)', () => {
       const result = await repo.claimTask(taskId, 'worker-a');
       expect(result.claimed).toBe(true);
       if (!result.claimed) return;
-      expect(result.lease).toEqual({ taskId, owner: 'worker-a', version: 1 });
+      expect(result.lease).toEqual({ taskId, owner: 'worker-a', version: 1, jobId: job.jobId });
       expect(result.task).toMatchObject({
         taskId,
         jobId: job.jobId,
@@ -885,18 +885,36 @@ describe('DAG fan-in (depends_on) and ready dependents', () => {
       const root: NewTaskRow = { taskId: jobId, jobId, tenantId, jobType: 'fan_out', parentTaskId: null, agentId: 'supervisor', role: 'job', inputSummary: {}, totalSteps: 4 };
       expect(await jobs.createJob(root, rows)).toEqual({ created: true, jobId });
       const leases = await Promise.all(ids.map((id, i) => claim(id, `w${i}`)));
+      const { repository, statements } = spiedRepository();
       const results: number[] = [];
       const resultOf = (outcomes: TaskOutcomeRow[]) => {
         results.push(outcomes.length);
         return { statuses: outcomes.map((o) => o.status) };
       };
       const finished = await Promise.all(
-        leases.map((lease, i) => (i === 3 ? repo.skipTask(lease, 'skipped: test', [], resultOf) : repo.completeTask(lease, checkpointOf(0), output, [], 0, resultOf))),
+        leases.map((lease, i) => (i === 3 ? repository.skipTask(lease, 'skipped: test', [], resultOf) : repository.completeTask(lease, checkpointOf(0), output, [], 0, resultOf))),
       );
+      expect(statements()).toContain('sy-finish-tasks');
       expect(finished.filter((f) => f.jobCompleted)).toHaveLength(1);
       expect(results).toEqual([4]);
       expect(await row(jobId)).toMatchObject({ status: 'success', outputSummary: { statuses: ['success', 'success', 'success', 'skipped'] } });
     }
+  });
+
+  it('group-commits concurrent finishes of several jobs: a stale lease among them refused alone, each dependent released once', async () => {
+    const built = [await createJob({ tenantId: newTenant(), extracts: 3 }), await createJob({ tenantId: newTenant(), extracts: 3 })];
+    const leases = await Promise.all(built.flatMap((job) => job.extractIds).map((id, i) => claim(id, `w${i}`)));
+    const stale = leases[4]!;
+    const { repository, statements } = spiedRepository();
+    const results = await Promise.allSettled(
+      leases.map((lease) => repository.completeTask(lease === stale ? { ...lease, version: lease.version + 1 } : lease, checkpointOf(0), output, [], 0)),
+    );
+    expect(statements()).toContain('sy-finish-tasks');
+    expect(results.map((r) => r.status)).toEqual(leases.map((lease) => (lease === stale ? 'rejected' : 'fulfilled')));
+    const ready = results.flatMap((r) => (r.status === 'fulfilled' ? readyIds(r.value) : []));
+    expect(ready).toEqual([built[0]!.synthesizeId]);
+    expect(await row(stale.taskId)).toMatchObject({ status: 'running', currentStep: 0 });
+    expect(readyIds(await repository.completeTask(stale, checkpointOf(0), output, [], 0))).toEqual([built[1]!.synthesizeId]);
   });
 
   it('the one-round-trip finish refuses a stale lease or a wrong step and writes nothing', async () => {
