@@ -1,9 +1,11 @@
 -- Finishing a task that is not its job's last, in one round trip (docs/BENCHMARKS.md, bench 1,
 -- session 5): the finishing worker used to send begin, the fenced update with a lock of the
 -- job's root row, a read of the ready dependents and of the unfinished count, and commit.
--- This function does the same in one statement, and declines (outcome 'last', nothing
--- written) when the task is the job's last unfinished one: the caller then runs the full
--- transaction, which also completes the job with a result that only the worker can build.
+-- This function does the same in one statement. When the task is its job's last unfinished
+-- one, it declines (outcome 'last', nothing written) and returns every task's outcome: the
+-- caller builds the job's result (only the worker can) and calls again with p_complete_job,
+-- which writes the task and completes the job in one statement, after checking again, under the
+-- same locks, that the task is still the last.
 --
 -- Why it is race-free: every finisher (this function and the full transaction alike) locks
 -- the task's row, then the job's root row (FOR UPDATE, held to commit: the function runs in
@@ -11,7 +13,7 @@
 -- each statement takes a fresh snapshot, so the reads after the lock see every finish that
 -- committed before it. Of two tasks finishing at once, the second to get the lock sees the
 -- first as finished: they never both miss each other. So the last finisher is always told
--- 'last' (and completes the job, once: completeJob only moves a running root), and a
+-- 'last' (and completes the job, once: only a running root moves to success), and a
 -- dependent is returned as ready by exactly one finisher, the one after whose write all its
 -- dependencies are done (a lost enqueue is recovered by the sweeper's reconcile, as before).
 --
@@ -21,11 +23,14 @@
 CREATE OR REPLACE FUNCTION switchyard_finish_task(
   p_task_id uuid, p_owner text, p_version integer,
   p_skip boolean, p_step integer, p_checkpoints jsonb, p_routes jsonb, p_cost double precision, p_output jsonb, p_reason text,
-  OUT outcome text, OUT ready jsonb
+  p_complete_job boolean, p_result jsonb,
+  OUT outcome text, OUT ready jsonb, OUT outcomes jsonb
 ) AS $$
 #variable_conflict use_column
 DECLARE
   v_job uuid;
+  v_last boolean;
+  v_completed integer := 0;
 BEGIN
   -- The fence, and the task row locked: nobody else may finish, release or take it over meanwhile.
   SELECT job_id INTO v_job FROM agent_task_state
@@ -39,11 +44,19 @@ BEGIN
   -- The job's root row: the finishers of one job take turns from here to their commit.
   PERFORM 1 FROM agent_task_state WHERE task_id = v_job FOR UPDATE;
   -- A fresh snapshot: is any other task of the job unfinished? If not, this is the last one.
-  IF NOT EXISTS (
+  v_last := NOT EXISTS (
     SELECT 1 FROM agent_task_state
     WHERE job_id = v_job AND parent_task_id IS NOT NULL AND task_id <> p_task_id
-      AND status <> 'success' AND NOT (optional AND status IN ('skipped', 'failed', 'cancelled'))
-  ) THEN
+      AND status <> 'success' AND NOT (optional AND status IN ('skipped', 'failed', 'cancelled')));
+  IF v_last AND NOT p_complete_job THEN
+    -- Nothing written: every task's outcome, this one's as it will be, for the caller to build
+    -- the job's result and call again with it.
+    SELECT jsonb_agg(jsonb_build_object('task_id', o.task_id, 'role', o.role,
+        'status', CASE WHEN o.task_id = p_task_id THEN (CASE WHEN p_skip THEN 'skipped' ELSE 'success' END) ELSE o.status::text END,
+        'output_summary', CASE WHEN o.task_id = p_task_id THEN (CASE WHEN p_skip THEN o.output_summary ELSE p_output END) ELSE o.output_summary END,
+        'item_key', o.input_summary ->> 'item_key') ORDER BY o.ordinal, o.created_at)
+    INTO outcomes
+    FROM agent_task_state o WHERE o.job_id = v_job AND o.parent_task_id IS NOT NULL;
     outcome := 'last';
     RETURN;
   END IF;
@@ -59,6 +72,14 @@ BEGIN
       updated_at = now(), finished_at = now(), error = null
     WHERE task_id = p_task_id;
   END IF;
+  -- The last task completes its job with the result the caller built from the outcomes above
+  -- (they cannot have changed: every other task is finished, and a cancel would have taken
+  -- this task's lease). Only a running root moves: a job completes once.
+  IF v_last THEN
+    UPDATE agent_task_state SET status = 'success', output_summary = p_result, updated_at = now(), finished_at = now()
+    WHERE task_id = v_job AND status = 'running';
+    GET DIAGNOSTICS v_completed = ROW_COUNT;
+  END IF;
   -- The dependents of this task that became ready (this statement sees the update above).
   SELECT coalesce(jsonb_agg(jsonb_build_object('task_id', d.task_id, 'job_id', d.job_id, 'tenant_id', d.tenant_id, 'role', d.role,
       'trace_context', d.trace_context, 'queue_job_id', d.queue_job_id) ORDER BY d.ordinal), '[]'::jsonb)
@@ -68,7 +89,7 @@ BEGIN
     select 1 from agent_task_state dep
     where dep.task_id = any(d.depends_on)
       and dep.status <> 'success' and not (dep.optional and dep.status in ('skipped', 'failed', 'cancelled')));
-  outcome := 'finished';
+  outcome := CASE WHEN v_completed = 1 THEN 'completed' ELSE 'finished' END;
 END;
 $$ LANGUAGE plpgsql VOLATILE;
 --> statement-breakpoint

@@ -128,6 +128,8 @@ const jobInputSql = (omitted: number) => `/* sy:jobInput */
 select ${jobInputWithout(2, omitted)} as job_input from agent_task_state r where r.task_id = $1 and r.parent_task_id is null`;
 
 /*
+ * The full finishing transaction, now only a planner's (its subtasks go in with its completion;
+ * every other finish is `switchyard_finish_task`, which takes the same locks in the same order).
  * Finishing serialises on the job's root row: each finishing statement locks it (`for update`,
  * held to commit) with its own update, so the next finisher's read (a new snapshot, taken once
  * it holds the lock) sees every earlier finish. Without it two tasks finishing at once could
@@ -145,14 +147,6 @@ with done as (
     cost_usd = cost_usd + $7::float8, output_summary = $8::jsonb,
     updated_at = now(), finished_at = now(), error = null
   where ${FENCE} and current_step = $4::int
-  returning job_id
-), ${LOCK_JOB_OF_DONE}`;
-
-const SKIP_SQL = `/* sy:skipTask */
-with done as (
-  update agent_task_state set status = 'skipped', error = $4, route_targets = route_targets || $5::jsonb,
-    updated_at = now(), finished_at = now()
-  where ${FENCE} and optional
   returning job_id
 ), ${LOCK_JOB_OF_DONE}`;
 
@@ -180,12 +174,17 @@ from unfinished u`;
 
 /**
  * A finish in one round trip (migration 0009, `switchyard_finish_task`): the fenced update, the
- * job root locked, the ready dependents read; it declines ('last', nothing written) when the task
- * is its job's last unfinished one, which then takes the full transaction below. Why two
- * finishers at once never miss each other is written beside the function.
+ * job root locked, the ready dependents read. When the task is its job's last unfinished one it
+ * declines ('last', nothing written) with every task's outcome; called again with the job's
+ * result ($11 true, $12), it writes the task and completes the job. Why two finishers at once
+ * never miss each other is written beside the function.
  */
 const FINISH_FUNCTION_SQL = `/* sy:finishTask */
-select outcome, ready from switchyard_finish_task($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::float8, $9::jsonb, $10)`;
+select outcome, ready, outcomes from switchyard_finish_task($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::float8, $9::jsonb, $10, $11, $12::jsonb)`;
+
+/** `FINISH_FUNCTION_SQL` of the last task, with the job's result: a statement of its own in the statement counts. */
+const FINISH_LAST_SQL = `/* sy:finishLastTask */
+select outcome, ready, outcomes from switchyard_finish_task($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::float8, $9::jsonb, $10, $11, $12::jsonb)`;
 
 /**
  * Several `FINISH_FUNCTION_SQL` in one statement (group commit): $1 a JSON array of the
@@ -194,10 +193,10 @@ select outcome, ready from switchyard_finish_task($1, $2, $3, $4, $5, $6::jsonb,
  * statements still see everything committed before they ran and the calls before them.
  */
 const FINISH_MANY_SQL = `/* sy:finishTasks */
-select f.outcome, f.ready
+select f.outcome, f.ready, f.outcomes
 from jsonb_to_recordset($1::jsonb) as i(n int, task_id uuid, owner text, version int, skip boolean, step int,
         checkpoints jsonb, routes jsonb, cost float8, output jsonb, reason text)
-cross join lateral switchyard_finish_task(i.task_id, i.owner, i.version, i.skip, i.step, i.checkpoints, i.routes, i.cost, i.output, i.reason) f
+cross join lateral switchyard_finish_task(i.task_id, i.owner, i.version, i.skip, i.step, i.checkpoints, i.routes, i.cost, i.output, i.reason, false, null) f
 order by i.n`;
 
 const COMPLETE_JOB_SQL = `/* sy:completeJob */
@@ -375,29 +374,31 @@ export class TaskLeaseRepository {
   }
 
   private async finish(lease: Lease, finish: TaskFinish, resultOf: (outcomes: TaskOutcomeRow[]) => unknown): Promise<FinishResult> {
-    // A planner's subtasks go in with its completion: always the full transaction.
-    if (!(finish.status === 'success' && finish.subtasks?.length)) {
-      const quick = await this.finishUnlessLast(lease, finish);
-      if (quick) return quick;
-    }
-    return this.finishInTransaction(lease, finish, resultOf);
+    // A planner's subtasks go in with its completion: the full transaction.
+    if (finish.status === 'success' && finish.subtasks?.length) return this.finishInTransaction(lease, { ...finish, subtasks: finish.subtasks }, resultOf);
+    const action = finish.status === 'success' ? 'complete' : 'skip';
+    const first = await this.finishes.write({ lease, finish });
+    if (first.outcome === 'lost') throw new LeaseLostError(lease, action);
+    if (first.outcome !== 'last') return { ready: (first.ready ?? []).map(toReadyTask), jobCompleted: false };
+    // The job's last task: nothing was written yet; build the job's result from every outcome
+    // and finish the task and the job with it, in one statement.
+    const result = resultOf((first.outcomes ?? []).map(toOutcome));
+    const last = await this.finishOne({ lease, finish }, { result });
+    if (last.outcome === 'lost') throw new LeaseLostError(lease, action);
+    if (last.outcome === 'last') throw new Error(`task ${lease.taskId}: the job's last finish was declined again`);
+    return { ready: (last.ready ?? []).map(toReadyTask), jobCompleted: last.outcome === 'completed' };
   }
 
-  /** The one-round-trip finish (group-committed); undefined when the task is its job's last (nothing written then). */
-  private async finishUnlessLast(lease: Lease, finish: TaskFinish): Promise<FinishResult | undefined> {
-    const { outcome, ready } = await this.finishes.write({ lease, finish });
-    if (outcome === 'lost') throw new LeaseLostError(lease, finish.status === 'success' ? 'complete' : 'skip');
-    if (outcome === 'last') return undefined;
-    return { ready: (ready ?? []).map(toReadyTask), jobCompleted: false };
-  }
-
-  /** One finish alone: a lone one, and each of a batch that failed (then nothing of the batch was written). */
-  private async finishOne(item: FinishItem): Promise<QuickFinish> {
+  /**
+   * One finish alone: a lone one, and each of a batch that failed (then nothing of the batch was
+   * written). With `complete`, the job's last task also completes the job with `complete.result`.
+   */
+  private async finishOne(item: FinishItem, complete?: { result: unknown }): Promise<QuickFinish> {
     const a = finishArguments(item);
     const result = await this.pool.query<QuickFinish>({
-      name: 'sy-finish-task',
-      text: FINISH_FUNCTION_SQL,
-      values: [a.task_id, a.owner, a.version, a.skip, a.step, a.checkpoints, a.routes, a.cost, a.output, a.reason],
+      name: complete ? 'sy-finish-last-task' : 'sy-finish-task',
+      text: complete ? FINISH_LAST_SQL : FINISH_FUNCTION_SQL,
+      values: [a.task_id, a.owner, a.version, a.skip, a.step, a.checkpoints, a.routes, a.cost, a.output, a.reason, Boolean(complete), JSON.stringify(complete?.result ?? null)],
     });
     return result.rows[0]!;
   }
@@ -423,28 +424,28 @@ export class TaskLeaseRepository {
     return results;
   }
 
-  private async finishInTransaction(lease: Lease, finish: TaskFinish, resultOf: (outcomes: TaskOutcomeRow[]) => unknown): Promise<FinishResult> {
+  /** A planner's completion with its subtasks, in one transaction (see `TaskFinish`). */
+  private async finishInTransaction(
+    lease: Lease,
+    finish: Extract<TaskFinish, { status: 'success' }> & { subtasks: NewTaskRow[] },
+    resultOf: (outcomes: TaskOutcomeRow[]) => unknown,
+  ): Promise<FinishResult> {
     const client = await this.pool.connect();
     try {
       await client.query('begin');
       const fence = [lease.taskId, lease.owner, lease.version];
-      const done =
-        finish.status === 'success'
-          ? await client.query<{ job_id: string }>({
-              name: 'sy-complete-task',
-              text: COMPLETE_SQL,
-              values: [...fence, finish.checkpoint.step, JSON.stringify([finish.checkpoint]), JSON.stringify(finish.routes), finish.costUsd, JSON.stringify(finish.output ?? null)],
-            })
-          : await client.query<{ job_id: string }>({ name: 'sy-skip-task', text: SKIP_SQL, values: [...fence, finish.reason, JSON.stringify(finish.routes)] });
+      const done = await client.query<{ job_id: string }>({
+        name: 'sy-complete-task',
+        text: COMPLETE_SQL,
+        values: [...fence, finish.checkpoint.step, JSON.stringify([finish.checkpoint]), JSON.stringify(finish.routes), finish.costUsd, JSON.stringify(finish.output ?? null)],
+      });
       const jobId = done.rows[0]?.job_id;
       if (!jobId) {
         await client.query('rollback');
-        throw new LeaseLostError(lease, finish.status === 'success' ? 'complete' : 'skip');
+        throw new LeaseLostError(lease, 'complete');
       }
-      if (finish.status === 'success' && finish.subtasks?.length) {
-        await client.query({ name: 'sy-insert-subtasks', text: INSERT_SUBTASKS_SQL, values: [JSON.stringify(finish.subtasks.map(taskInsert.toJson))] });
-        await client.query({ name: 'sy-extend-plan-dependents', text: EXTEND_DEPENDENTS_SQL, values: [jobId, lease.taskId, finish.subtasks.map((task) => task.taskId)] });
-      }
+      await client.query({ name: 'sy-insert-subtasks', text: INSERT_SUBTASKS_SQL, values: [JSON.stringify(finish.subtasks.map(taskInsert.toJson))] });
+      await client.query({ name: 'sy-extend-plan-dependents', text: EXTEND_DEPENDENTS_SQL, values: [jobId, lease.taskId, finish.subtasks.map((task) => task.taskId)] });
       const after = await client.query<{ ready: RawReadyTask[]; outcomes: RawOutcome[] | null }>({
         name: 'sy-after-finish',
         text: AFTER_FINISH_SQL,
@@ -569,8 +570,10 @@ interface FinishItem {
 
 /** What `switchyard_finish_task` answers. */
 interface QuickFinish {
-  outcome: 'lost' | 'last' | 'finished';
+  outcome: 'lost' | 'last' | 'finished' | 'completed';
   ready: RawReadyTask[] | null;
+  /** With 'last': every task's outcome, this one's as it will be. */
+  outcomes: RawOutcome[] | null;
 }
 
 /** The arguments of `switchyard_finish_task` for one finish (JSON values as text). */
