@@ -57,8 +57,10 @@ const ADMISSION = process.env.BENCH_ADMISSION !== 'off';
  * except `startedByCaller`, are started (their ready tasks enqueued) here.
  */
 async function admitNow(admission: AdmissionRepository, queues: TaskQueues, startedByCaller: readonly string[] = []): Promise<string[]> {
-  const admitted = await admission.admit(GLOBAL_RUNNING_LIMIT, (snapshot) =>
-    decideAdmission({ ...snapshot, globalLimit: GLOBAL_RUNNING_LIMIT, limitOf: () => GLOBAL_RUNNING_LIMIT }),
+  const admitted = await admission.admit(
+    GLOBAL_RUNNING_LIMIT,
+    (snapshot) => decideAdmission({ ...snapshot, globalLimit: GLOBAL_RUNNING_LIMIT, limitOf: () => GLOBAL_RUNNING_LIMIT }),
+    { global: GLOBAL_RUNNING_LIMIT, of: () => GLOBAL_RUNNING_LIMIT },
   );
   for (const job of admitted) if (!startedByCaller.includes(job.jobId)) await queues.enqueue(job.ready);
   return admitted.map((job) => job.jobId);

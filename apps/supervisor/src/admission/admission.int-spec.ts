@@ -169,6 +169,63 @@ describe('admission across two supervisors (real Postgres)', () => {
     expect(statuses.rows).toEqual([{ status: 'pending' }]);
   });
 
+  it('an optimistic admit writes nothing when another pass admitted since its read, or its job is no longer queued; the pass then decides again', async () => {
+    const tenant = `o-${randomUUID().slice(0, 8)}`;
+    const [a, b] = [await submitQueued(tenant, new Date(Date.now() - 1000)), await submitQueued(tenant, new Date())];
+    const admit = (running: Record<string, number>, jobs: string[]) =>
+      database.pool.query<{ admitted: boolean }>('select admitted from switchyard_admit($1::jsonb, $2::uuid[], null, null)', [JSON.stringify(running), jobs]);
+    const admitWithin = (limit: number, jobs: string[]) =>
+      database.pool.query<{ admitted: boolean; jobs: string[] }>('select admitted, jobs from switchyard_admit($1::jsonb, $2::uuid[], $3::jsonb, $4::int)', ['{}', jobs, JSON.stringify({ [tenant]: limit }), 1_000_000]);
+    const statusOf = async (jobId: string) =>
+      (await database.pool.query<{ status: string }>('select status from agent_task_state where task_id = $1', [jobId])).rows[0]?.status;
+
+    // What a decision saw: the tenant runs no job (other tests' tenants run theirs).
+    const seen = (await database.pool.query<{ running: Record<string, number> }>('select running from switchyard_admission_snapshot(10)')).rows[0]!.running;
+    expect(seen[tenant]).toBeUndefined();
+    // Another pass admitted a since that read: b is not admitted on the stale count.
+    expect((await admit(seen, [a])).rows[0]!.admitted).toBe(true);
+    expect((await admit(seen, [b])).rows[0]!.admitted).toBe(false);
+    expect(await statusOf(b)).toBe('queued');
+    // A job no longer queued (a, admitted above) is refused, and nothing else of the choice is written.
+    expect((await admit({ ...seen, [tenant]: 1 }, [a, b])).rows[0]!.admitted).toBe(false);
+    expect(await statusOf(b)).toBe('queued');
+    // With the limits: the tenant runs 1 (a) now; b fits a limit of 2, not of 1, whatever the counts seen.
+    expect((await admitWithin(1, [b])).rows[0]!.admitted).toBe(false);
+    expect(await statusOf(b)).toBe('queued');
+    expect((await admitWithin(2, [b])).rows[0]!.admitted).toBe(true);
+    expect(await statusOf(b)).toBe('pending');
+    await database.pool.query(`update agent_task_state set status = 'queued' where job_id = $1`, [b]);
+    // A choice of which another pass admitted a part: the rest is admitted (still oldest first), within the limits.
+    expect((await admitWithin(2, [a, b])).rows[0]).toEqual({ admitted: true, jobs: [b] });
+    expect(await statusOf(b)).toBe('pending');
+    await database.pool.query(`update agent_task_state set status = 'queued' where job_id = $1`, [b]);
+
+    // The repository: a pass whose read went stale before its admit decides again. Here another
+    // supervisor's pass admits b between this pass's read and its admit.
+    const pool = database.pool;
+    const spy = Object.create(pool) as typeof pool;
+    let raced = false;
+    spy.query = (async (...args: unknown[]) => {
+      const first = args[0] as { name?: string };
+      if (!raced && first?.name === 'sy-admit-if-unchanged') {
+        raced = true;
+        await new AdmissionRepository(database.db).admit(10, (snapshot) => snapshot.queued.filter((job) => job.jobId === b).map((job) => job.jobId));
+      }
+      return (pool.query as (...a: unknown[]) => unknown).apply(pool, args);
+    }) as typeof pool.query;
+    const sawB: boolean[] = [];
+    const admitted = await new AdmissionRepository(database.db, spy).admit(10, (snapshot) => {
+      sawB.push(snapshot.queued.some((job) => job.jobId === b));
+      return snapshot.queued.filter((job) => job.jobId === b).map((job) => job.jobId);
+    });
+    // The first admit was refused (b was admitted by the other pass); the second decision no longer sees b.
+    expect(raced).toBe(true);
+    expect(sawB[0]).toBe(true);
+    expect(sawB.slice(1)).not.toContain(true);
+    expect(admitted).toEqual([]);
+    expect(await statusOf(b)).toBe('pending');
+  });
+
   it('a pass when no job is queued reads one probe and never waits for the admission lock', async () => {
     await database.db.execute(sql`update agent_task_state set status = 'cancelled' where status = 'queued'`);
     const path = tenantsFile(`defaults: {max_running_jobs: 1}\n`);

@@ -54,9 +54,8 @@ export class AdmissionService implements OnApplicationBootstrap, OnModuleDestroy
   async admitNow(startedByCaller: readonly string[] = []): Promise<string[]> {
     const config = this.tenants.current();
     const globalLimit = config.global.max_running_jobs;
-    const admitted = await this.repository.admit(globalLimit, (snapshot) =>
-      decideAdmission({ ...snapshot, globalLimit, limitOf: (tenant) => this.tenants.limitsOf(tenant).max_running_jobs }),
-    );
+    const limitOf = (tenant: string) => this.tenants.limitsOf(tenant).max_running_jobs;
+    const admitted = await this.repository.admit(globalLimit, (snapshot) => decideAdmission({ ...snapshot, globalLimit, limitOf }), { global: globalLimit, of: limitOf });
     for (const job of admitted) {
       if (startedByCaller.includes(job.jobId)) continue;
       try {

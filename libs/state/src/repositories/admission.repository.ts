@@ -57,6 +57,26 @@ select task_id, job_id, tenant_id, role, trace_context, queue_job_id from admitt
 where a.parent_task_id is not null and ${dependenciesDoneSql('a')}
 order by a.ordinal, a.created_at`;
 
+/** The admission snapshot without the lock (migration 0010): what an optimistic pass decides on. */
+const ADMISSION_PEEK_SQL = `/* sy:admissionPeek */ select running, queued from switchyard_admission_snapshot($1::int)`;
+
+/**
+ * Under the lock, admits those of the jobs $2 still queued if the limits ($3 each chosen tenant's,
+ * $4 the fleet's) hold with them on the counts now; without limits, only if every one is still
+ * queued and no tenant runs more jobs than in $1, the counts the decision saw (migration 0010,
+ * `switchyard_admit`, which says why). Otherwise nothing is written. Returns the jobs admitted.
+ */
+const ADMIT_IF_UNCHANGED_SQL = `/* sy:admitIfUnchanged */ select admitted, jobs, ready from switchyard_admit($1::jsonb, $2::uuid[], $3::jsonb, $4::int)`;
+
+/** The limits a decision kept: the fleet's running jobs at most, and each tenant's. */
+export interface AdmissionLimits {
+  global: number;
+  of: (tenantId: string) => number;
+}
+
+/** Optimistic passes before a pass under the lock (another pass admitted under each). */
+const OPTIMISTIC_TRIES = 3;
+
 /** Whether any job waits for admission (a probe on the status index, no lock). */
 const ANY_QUEUED_SQL = `/* sy:anyQueuedJob */ select exists (select 1 from agent_task_state where status = 'queued' and parent_task_id is null) as queued`;
 
@@ -84,7 +104,27 @@ export class AdmissionRepository {
    * `pending` in the same transaction. Returns the admitted jobs in admission order, each with
    * the tasks that may start now.
    */
-  async admit(headsPerTenant: number, decide: (snapshot: AdmissionSnapshot) => string[]): Promise<AdmittedJob[]> {
+  async admit(headsPerTenant: number, decide: (snapshot: AdmissionSnapshot) => string[], limits?: AdmissionLimits): Promise<AdmittedJob[]> {
+    // Optimistic, in two statements: read the snapshot without the lock, decide, and admit under
+    // the lock what of the choice is still queued, if the limits still hold (else decide again). A pass that finds
+    // nothing to admit writes nothing, like a pass under the lock at the moment of its read.
+    for (let attempt = 0; attempt < OPTIMISTIC_TRIES; attempt += 1) {
+      const snapshot = (await this.pool.query<AdmissionSnapshot>({ name: 'sy-admission-peek', text: ADMISSION_PEEK_SQL, values: [headsPerTenant] })).rows[0]!;
+      const admitted = snapshot.queued.length === 0 ? [] : decide(snapshot);
+      if (admitted.length === 0) return [];
+      const result = await this.pool.query<{ admitted: boolean; jobs: string[]; ready: RawReadyTask[] | null }>({
+        name: 'sy-admit-if-unchanged',
+        text: ADMIT_IF_UNCHANGED_SQL,
+        values: [JSON.stringify(snapshot.running), admitted, limits ? JSON.stringify(limitsOfChosen(snapshot, admitted, limits)) : null, limits?.global ?? null],
+      });
+      const row = result.rows[0]!;
+      if (row.admitted) return admittedJobs(row.jobs, row.ready ?? []);
+    }
+    return this.admitUnderLock(headsPerTenant, decide);
+  }
+
+  /** The pass under the lock for its whole length: begin, lock, snapshot, admit, commit. */
+  private async admitUnderLock(headsPerTenant: number, decide: (snapshot: AdmissionSnapshot) => string[]): Promise<AdmittedJob[]> {
     const client = await this.pool.connect();
     try {
       await client.query('begin');
@@ -92,15 +132,9 @@ export class AdmissionRepository {
       const snapshot = await client.query<AdmissionSnapshot>({ name: 'sy-admission-snapshot', text: ADMISSION_SNAPSHOT_SQL, values: [headsPerTenant] });
       const { queued, running } = snapshot.rows[0]!;
       const admitted = queued.length === 0 ? [] : decide({ queued, running });
-      const jobs = new Map<string, ReadyTask[]>(admitted.map((jobId) => [jobId, []]));
-      if (admitted.length > 0) {
-        const ready = await client.query<RawReadyTask>({ name: 'sy-admit', text: ADMIT_SQL, values: [admitted] });
-        for (const r of ready.rows) {
-          jobs.get(r.job_id)?.push(toReadyTask(r));
-        }
-      }
+      const ready = admitted.length > 0 ? (await client.query<RawReadyTask>({ name: 'sy-admit', text: ADMIT_SQL, values: [admitted] })).rows : [];
       await client.query('commit');
-      return [...jobs].map(([jobId, ready]) => ({ jobId, ready }));
+      return admittedJobs(admitted, ready);
     } catch (error) {
       await client.query('rollback').catch(() => undefined);
       throw error;
@@ -133,4 +167,19 @@ export class AdmissionRepository {
     const row = result.rows[0];
     return row?.position == null ? null : Number(row.position);
   }
+}
+
+/** The admitted jobs in admission order, each with its ready tasks. */
+function admittedJobs(admitted: readonly string[], ready: readonly RawReadyTask[]): AdmittedJob[] {
+  const jobs = new Map<string, ReadyTask[]>(admitted.map((jobId) => [jobId, []]));
+  for (const r of ready) jobs.get(r.job_id)?.push(toReadyTask(r));
+  return [...jobs].map(([jobId, tasks]) => ({ jobId, ready: tasks }));
+}
+
+/** The running limit of each chosen job's tenant, as `switchyard_admit` takes them. */
+function limitsOfChosen(snapshot: AdmissionSnapshot, admitted: readonly string[], limits: AdmissionLimits): Record<string, number> {
+  const chosen = new Set(admitted);
+  const byTenant: Record<string, number> = {};
+  for (const job of snapshot.queued) if (chosen.has(job.jobId)) byTenant[job.tenantId] = limits.of(job.tenantId);
+  return byTenant;
 }
