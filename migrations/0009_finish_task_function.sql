@@ -8,8 +8,10 @@
 -- same locks, that the task is still the last.
 --
 -- Why it is race-free: every finisher (this function and the full transaction alike) locks
--- the task's row, then the job's root row (FOR UPDATE, held to commit: the function runs in
--- the caller's implicit transaction). In a VOLATILE plpgsql function under READ COMMITTED,
+-- the task's row, then takes the job's finish lock (a transaction-scoped advisory lock keyed
+-- by the job, held to commit: the function runs in the caller's implicit transaction; an
+-- advisory lock, not a FOR UPDATE of the root row, which would write the row's lock to the
+-- heap and the WAL on every finish). In a VOLATILE plpgsql function under READ COMMITTED,
 -- each statement takes a fresh snapshot, so the reads after the lock see every finish that
 -- committed before it. Of two tasks finishing at once, the second to get the lock sees the
 -- first as finished: they never both miss each other. So the last finisher is always told
@@ -41,8 +43,8 @@ BEGIN
     outcome := 'lost';
     RETURN;
   END IF;
-  -- The job's root row: the finishers of one job take turns from here to their commit.
-  PERFORM 1 FROM agent_task_state WHERE task_id = v_job FOR UPDATE;
+  -- The job's finish lock: the finishers of one job take turns from here to their commit.
+  PERFORM pg_advisory_xact_lock(hashtext('switchyard:job'), hashtext(v_job::text));
   -- A fresh snapshot: is any other task of the job unfinished? If not, this is the last one.
   v_last := NOT EXISTS (
     SELECT 1 FROM agent_task_state
