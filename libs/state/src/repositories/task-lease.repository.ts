@@ -284,7 +284,9 @@ export class TaskLeaseRepository {
    * Claims of one owner in one statement; one result per item, in order. A task asked for twice
    * is claimed once: the later ask is told it runs already. Throws (and the group commit then
    * claims each alone) when the owners differ or the statement fails: one statement is one
-   * transaction, so a failed one claimed nothing.
+   * transaction, so a failed one claimed nothing. Should the claim commit and the status read
+   * after it fail, the claims made are refused to their callers as running: those tasks wait,
+   * claimed, for the sweeper (as after a claim whose reply was lost); none runs twice.
    */
   private async claimMany(items: readonly ClaimItem[]): Promise<ClaimResult[]> {
     const owner = items[0]!.owner;
