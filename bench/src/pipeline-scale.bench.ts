@@ -31,6 +31,8 @@ interface ScaleSettings {
   poolSize: number;
   latencyMs: number;
   jobTimeoutMs: number;
+  /** NODE_OPTIONS of every worker (e.g. `--heapsnapshot-signal=SIGUSR2` to look at what a worker holds). */
+  workerNodeOptions: string | undefined;
 }
 
 function scaleSettingsFromEnv(): ScaleSettings {
@@ -47,6 +49,7 @@ function scaleSettingsFromEnv(): ScaleSettings {
     poolSize: positiveInt('BENCH_SCALE_POOL_SIZE', 8),
     latencyMs: positiveInt('BENCH_SCALE_SIM_LATENCY_MS', 200),
     jobTimeoutMs: positiveInt('BENCH_SCALE_JOB_TIMEOUT_MS', 600_000),
+    workerNodeOptions: process.env.BENCH_SCALE_WORKER_NODE_OPTIONS || undefined,
   };
 }
 
@@ -134,8 +137,13 @@ export async function runPipelineScaleBench(s: ScaleSettings = scaleSettingsFrom
     const prefix = benchPrefix();
     cleanup.add(`redis keys of ${prefix}`, () => deletePlatformKeys(prefix));
     const sim = await startSim(dir, cleanup, s.latencyMs, 1_000);
+    const workerEnv = {
+      WORKER_CONCURRENCY: String(s.workerConcurrency),
+      DATABASE_POOL_SIZE: String(s.poolSize),
+      ...(s.workerNodeOptions === undefined ? {} : { NODE_OPTIONS: s.workerNodeOptions }),
+    };
     const platform = await Platform.start(
-      { dbUrl, prefix, sim, dir, runningJobs: Math.max(64, s.inFlight), workerEnv: { WORKER_CONCURRENCY: String(s.workerConcurrency), DATABASE_POOL_SIZE: String(s.poolSize) } },
+      { dbUrl, prefix, sim, dir, runningJobs: Math.max(64, s.inFlight), workerEnv },
       cleanup,
     );
     const monitor = new Pool({ connectionString: dbUrl, max: 2, application_name: 'sy-bench-monitor' });

@@ -1,3 +1,6 @@
+// First: the heap's growth limits apply to the GCs of module loading too.
+import { limitHeapGrowth } from './memory/heap-limits';
+limitHeapGrowth();
 import 'reflect-metadata';
 import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
