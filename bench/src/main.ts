@@ -6,7 +6,7 @@ import { runEconomicsBench } from './economics.bench';
 import { runFleetLimitBench } from './fleet-limit.bench';
 import { runGatewayBench } from './gateway.bench';
 import { runPipelineE2eBench } from './pipeline-e2e.bench';
-import { runPipelineScaleBench } from './pipeline-scale.bench';
+import { runPipelineScaleBench, workerMemorySettingsFromEnv } from './pipeline-scale.bench';
 import { runPipelineBench } from './pipeline/pipeline.bench';
 import { runPoolModeBench } from './pool-mode.bench';
 import { runRoutingBench } from './routing.bench';
@@ -14,7 +14,7 @@ import { runRowsBench } from './rows-1m.bench';
 import { runTracingBench } from './tracing.bench';
 
 /**
- * `npm run bench` (all benches but pipeline-scale and rows-1m) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing|economics|pipeline-e2e|pipeline-scale|rows-1m|call-path|classifier` (some of them).
+ * `npm run bench` (all benches but pipeline-scale and rows-1m) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing|economics|pipeline-e2e|pipeline-scale|worker-memory|rows-1m|call-path|classifier` (some of them).
  * Exits 2 when a bench could not run. A missed target prints FAIL and exits 0, unless
  * BENCH_STRICT=1 (then 1): a measurement on a shared machine is not a build failure by default.
  */
@@ -29,6 +29,7 @@ const BENCHES = {
   economics: async () => (await runEconomicsBench()).pass,
   'pipeline-e2e': async () => (await runPipelineE2eBench()).pass,
   'pipeline-scale': async () => (await runPipelineScaleBench()).pass,
+  'worker-memory': async () => (await runPipelineScaleBench(workerMemorySettingsFromEnv())).pass,
   'rows-1m': async () => (await runRowsBench()).pass,
   'call-path': async () => (await runCallPathBench()).pass,
   classifier: async () => runClassifierBench().pass,

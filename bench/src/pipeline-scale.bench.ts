@@ -35,7 +35,7 @@ interface ScaleSettings {
   workerNodeOptions: string | undefined;
 }
 
-function scaleSettingsFromEnv(): ScaleSettings {
+export function scaleSettingsFromEnv(): ScaleSettings {
   const counts = (process.env.BENCH_SCALE_WORKERS ?? '1,2,4').split(',').map((c) => Number(c.trim()));
   if (counts.some((c) => !Number.isInteger(c) || c < 1) || counts.some((c, i) => i > 0 && c <= counts[i - 1]!)) {
     throw new Error(`BENCH_SCALE_WORKERS must be increasing positive integers, e.g. 1,2,4; got "${process.env.BENCH_SCALE_WORKERS}"`);
@@ -113,6 +113,16 @@ function sampleMemory(platform: Platform, redis: Redis, prefix: string) {
 async function resetSimPeaks(sim: Sim): Promise<void> {
   const res = await fetch(`${sim.control}/calls`, { method: 'DELETE' });
   if (res.status !== 200) throw new Error(`llm-sim refused to clear its call log: ${res.status}`);
+}
+
+/**
+ * The memory step alone (`node bench/run.js worker-memory`, about a minute): one worker, 60 jobs
+ * of 10 documents with 25 in flight, so the worker holds 100+ tasks at once for some seconds;
+ * it prints the worker's RSS at ≥ 100 tasks against the 150 MB target. BENCH_MEMORY_JOBS
+ * (60) and the BENCH_SCALE_* settings other than the worker counts apply.
+ */
+export function workerMemorySettingsFromEnv(): ScaleSettings {
+  return { ...scaleSettingsFromEnv(), workerCounts: [1], jobs: positiveInt('BENCH_MEMORY_JOBS', 60), inFlight: positiveInt('BENCH_SCALE_IN_FLIGHT', 25) };
 }
 
 export async function runPipelineScaleBench(s: ScaleSettings = scaleSettingsFromEnv()): Promise<ScaleSummary> {
