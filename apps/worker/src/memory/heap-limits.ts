@@ -14,10 +14,16 @@ export const HEAP_GROWING_PERCENT = 30;
 /**
  * The largest young generation (both semi-spaces) a worker lets V8 grow to. V8 doubles it up to
  * 2 × 16 MB when many objects survive a scavenge — 100 tasks in flight always do — and those
- * 32 MB stay resident. 8 MB (a 4 MB semi-space) measured the same CPU per task; a 2 MB one
- * (no growth at all) cost about 2 ms more per task in scavenges.
+ * 32 MB stay resident. Both limits together cost about 10 % of a worker's CPU per task in
+ * more frequent GCs (docs/BENCHMARKS.md, bench 8, Session 5); a 2 MB young generation (no
+ * growth at all) cost about 2 ms more per task.
  */
 export const MAX_YOUNG_GENERATION_BYTES = 8 * 1024 * 1024;
+
+/** The young generation's growth factor at `youngBytes` committed: it may double only while the doubled size stays within the bound. */
+export function youngGrowthFactor(youngBytes: number): 1 | 2 {
+  return youngBytes * 2 <= MAX_YOUNG_GENERATION_BYTES ? 2 : 1;
+}
 
 /**
  * Bounds the worker's heap growth (see the constants). `--max-semi-space-size` would be read only
@@ -34,7 +40,7 @@ export function limitHeapGrowth(): void {
   setFlagsFromString('--semi-space-growth-factor=1');
   const setGrowth = () => {
     const young = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
-    const factor = young * 2 <= MAX_YOUNG_GENERATION_BYTES ? 2 : 1;
+    const factor = youngGrowthFactor(young);
     if (factor === growthFactor) return;
     growthFactor = factor;
     setFlagsFromString(`--semi-space-growth-factor=${factor}`);
