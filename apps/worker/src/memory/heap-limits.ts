@@ -14,9 +14,9 @@ export const HEAP_GROWING_PERCENT = 30;
 /**
  * The largest young generation (both semi-spaces) a worker lets V8 grow to. V8 doubles it up to
  * 2 × 16 MB when many objects survive a scavenge — 100 tasks in flight always do — and those
- * 32 MB stay resident. Both limits together cost about 10 % of a worker's CPU per task in
- * more frequent GCs (docs/BENCHMARKS.md, bench 8, Session 5); a 2 MB young generation (no
- * growth at all) cost about 2 ms more per task.
+ * 32 MB stay resident. With both limits the workers' CPU per task in bench 8 stayed within its
+ * run-to-run noise (docs/BENCHMARKS.md, bench 8, Session 5); a 2 MB young generation (no
+ * growth at all) cost about 2 ms more per task in the scale bench.
  */
 export const MAX_YOUNG_GENERATION_BYTES = 8 * 1024 * 1024;
 
@@ -30,12 +30,12 @@ export function youngGrowthFactor(youngBytes: number): 1 | 2 {
  * when the process starts, and the worker does not control its command line; the growth factor
  * of the young generation and the heap growing percent are read by V8 at each GC, so they are
  * set here: the young generation may double only while the doubled size stays within the bound,
- * checked after every GC (it can shrink when idle and grow again).
+ * checked after every GC once the worker has started (it can shrink when idle and grow again).
  */
-export function limitHeapGrowth(): void {
+export function limitHeapGrowth(): { startedUp(): void } {
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
-  // No growth until the first GC has been observed: module loading is synchronous and its
-  // scavenges would double the young generation several times before any callback runs.
+  // No growth during start-up: module loading and the app's init are long synchronous runs
+  // whose scavenges would double the young generation several times before a callback runs.
   let growthFactor = 1;
   setFlagsFromString('--semi-space-growth-factor=1');
   const setGrowth = () => {
@@ -45,5 +45,10 @@ export function limitHeapGrowth(): void {
     growthFactor = factor;
     setFlagsFromString(`--semi-space-growth-factor=${factor}`);
   };
-  new PerformanceObserver(setGrowth).observe({ entryTypes: ['gc'] });
+  return {
+    startedUp: () => {
+      setGrowth();
+      new PerformanceObserver(setGrowth).observe({ entryTypes: ['gc'] });
+    },
+  };
 }
