@@ -50,5 +50,11 @@ describe('estimateInputTokens', () => {
       expect(fresh.estimateInputTokens([{ content: 'ping' }], { ...roomy, tokenQuota: true })).toBe(fresh.estimateTokens([{ content: 'ping' }]));
       expect(fresh.tokenizerLoaded()).toBe(true);
     });
+    jest.isolateModules(() => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- a fresh copy of the module, tokenizer not yet loaded
+      const fresh = require('./estimate-tokens') as typeof import('./estimate-tokens');
+      fresh.preloadTokenizer();
+      expect(fresh.tokenizerLoaded()).toBe(true);
+    });
   });
 });
