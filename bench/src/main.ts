@@ -6,7 +6,7 @@ import { runEconomicsBench } from './economics.bench';
 import { runFleetLimitBench } from './fleet-limit.bench';
 import { runGatewayBench } from './gateway.bench';
 import { runPipelineE2eBench } from './pipeline-e2e.bench';
-import { runPipelineScaleBench } from './pipeline-scale.bench';
+import { runPipelineScaleBench, workerMemorySettingsFromEnv } from './pipeline-scale.bench';
 import { runPipelineBench } from './pipeline/pipeline.bench';
 import { runPoolModeBench } from './pool-mode.bench';
 import { runRoutingBench } from './routing.bench';
@@ -14,7 +14,7 @@ import { runRowsBench } from './rows-1m.bench';
 import { runTracingBench } from './tracing.bench';
 
 /**
- * `npm run bench` (every bench; with BENCH_QUICK=1 all but pipeline-scale and rows-1m) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing|economics|pipeline-e2e|pipeline-scale|rows-1m|call-path|classifier` (some of them).
+ * `npm run bench` (every bench; with BENCH_QUICK=1 all but pipeline-scale and rows-1m) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing|economics|pipeline-e2e|pipeline-scale|worker-memory|rows-1m|call-path|classifier` (some of them).
  * Exits 2 when a bench could not run. A missed target prints FAIL and exits 0, unless
  * BENCH_STRICT=1 (then 1): a measurement on a shared machine is not a build failure by default.
  */
@@ -29,6 +29,7 @@ const BENCHES = {
   economics: async () => (await runEconomicsBench()).pass,
   'pipeline-e2e': async () => (await runPipelineE2eBench()).pass,
   'pipeline-scale': async () => (await runPipelineScaleBench()).pass,
+  'worker-memory': async () => (await runPipelineScaleBench(workerMemorySettingsFromEnv())).pass,
   'rows-1m': async () => (await runRowsBench()).pass,
   'call-path': async () => (await runCallPathBench()).pass,
   classifier: async () => runClassifierBench().pass,
@@ -36,6 +37,8 @@ const BENCHES = {
 type BenchName = keyof typeof BENCHES;
 /** The scale figures (pipeline-scale: minutes per worker count; rows-1m: 1,000,000 generated rows, about 10 minutes here): BENCH_QUICK=1 leaves them out. */
 const LONG: readonly BenchName[] = ['pipeline-scale', 'rows-1m'];
+/** Run only when named: worker-memory is pipeline-scale's memory step alone, which the full run measures anyway. */
+const NAMED_ONLY: readonly BenchName[] = ['worker-memory'];
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
@@ -45,7 +48,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const quick = Boolean(process.env.BENCH_QUICK);
-  const selected = (args.length > 0 ? args : Object.keys(BENCHES).filter((name) => !quick || !LONG.includes(name as BenchName))) as BenchName[];
+  const selected = (args.length > 0 ? args : Object.keys(BENCHES).filter((name) => !NAMED_ONLY.includes(name as BenchName) && (!quick || !LONG.includes(name as BenchName)))) as BenchName[];
   console.log(`Switchyard benchmarks: ${selected.join(', ')} | node ${process.version} | ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown cpu'}) | ${new Date().toISOString()}`);
   const started = Date.now();
   const verdicts: [BenchName, boolean][] = [];

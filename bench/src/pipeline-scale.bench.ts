@@ -31,9 +31,11 @@ interface ScaleSettings {
   poolSize: number;
   latencyMs: number;
   jobTimeoutMs: number;
+  /** NODE_OPTIONS of every worker (e.g. `--heapsnapshot-signal=SIGUSR2` to look at what a worker holds). */
+  workerNodeOptions: string | undefined;
 }
 
-function scaleSettingsFromEnv(): ScaleSettings {
+export function scaleSettingsFromEnv(): ScaleSettings {
   const counts = (process.env.BENCH_SCALE_WORKERS ?? '1,2,4').split(',').map((c) => Number(c.trim()));
   if (counts.some((c) => !Number.isInteger(c) || c < 1) || counts.some((c, i) => i > 0 && c <= counts[i - 1]!)) {
     throw new Error(`BENCH_SCALE_WORKERS must be increasing positive integers, e.g. 1,2,4; got "${process.env.BENCH_SCALE_WORKERS}"`);
@@ -47,6 +49,7 @@ function scaleSettingsFromEnv(): ScaleSettings {
     poolSize: positiveInt('BENCH_SCALE_POOL_SIZE', 8),
     latencyMs: positiveInt('BENCH_SCALE_SIM_LATENCY_MS', 200),
     jobTimeoutMs: positiveInt('BENCH_SCALE_JOB_TIMEOUT_MS', 600_000),
+    workerNodeOptions: process.env.BENCH_SCALE_WORKER_NODE_OPTIONS || undefined,
   };
 }
 
@@ -112,6 +115,16 @@ async function resetSimPeaks(sim: Sim): Promise<void> {
   if (res.status !== 200) throw new Error(`llm-sim refused to clear its call log: ${res.status}`);
 }
 
+/**
+ * The memory step alone (`node bench/run.js worker-memory`, about a minute): one worker, 60 jobs
+ * of 10 documents with 25 in flight, so the worker holds 100+ tasks at once for some seconds;
+ * it prints the worker's RSS at ≥ 100 tasks against the 150 MB target. BENCH_MEMORY_JOBS
+ * (60) and the BENCH_SCALE_* settings other than the worker counts apply.
+ */
+export function workerMemorySettingsFromEnv(): ScaleSettings {
+  return { ...scaleSettingsFromEnv(), workerCounts: [1], jobs: positiveInt('BENCH_MEMORY_JOBS', 60), inFlight: positiveInt('BENCH_SCALE_IN_FLIGHT', 25) };
+}
+
 export async function runPipelineScaleBench(s: ScaleSettings = scaleSettingsFromEnv()): Promise<ScaleSummary> {
   heading('Bench 9: the pipeline at scale (1, 2, 4 workers; llm-sim at 200 ms)');
   console.log(
@@ -134,8 +147,13 @@ export async function runPipelineScaleBench(s: ScaleSettings = scaleSettingsFrom
     const prefix = benchPrefix();
     cleanup.add(`redis keys of ${prefix}`, () => deletePlatformKeys(prefix));
     const sim = await startSim(dir, cleanup, s.latencyMs, 1_000);
+    const workerEnv = {
+      WORKER_CONCURRENCY: String(s.workerConcurrency),
+      DATABASE_POOL_SIZE: String(s.poolSize),
+      ...(s.workerNodeOptions === undefined ? {} : { NODE_OPTIONS: s.workerNodeOptions }),
+    };
     const platform = await Platform.start(
-      { dbUrl, prefix, sim, dir, runningJobs: Math.max(64, s.inFlight), workerEnv: { WORKER_CONCURRENCY: String(s.workerConcurrency), DATABASE_POOL_SIZE: String(s.poolSize) } },
+      { dbUrl, prefix, sim, dir, runningJobs: Math.max(64, s.inFlight), workerEnv },
       cleanup,
     );
     const monitor = new Pool({ connectionString: dbUrl, max: 2, application_name: 'sy-bench-monitor' });

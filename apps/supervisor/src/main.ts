@@ -5,6 +5,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { loadConfigOrExit } from '@switchyard/config';
 import { createLogger, describeError, startTelemetry } from '@switchyard/observability';
 import { NestPinoLogger, checkDeploymentOrExit, closeOnSignals } from '@switchyard/platform';
+import { preloadTokenizer } from '@switchyard/router';
 import { SupervisorModule } from './app.module';
 import { clientErrorHandler, frameworkErrors } from './http/framework-errors';
 import { traceHttpRequests } from './http/http-tracing';
@@ -14,6 +15,8 @@ import { serveStaticAssets } from './static/static-assets';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfigOrExit();
+  // The gateway counts every request's tokens exactly: load the tables now, not on the first request.
+  preloadTokenizer();
   await checkDeploymentOrExit(config);
   const logger = createLogger('supervisor', config.LOG_LEVEL);
   const telemetry = startTelemetry({

@@ -1,3 +1,6 @@
+// First: the heap's growth limits apply to the GCs of module loading too.
+import { limitHeapGrowth } from './memory/heap-limits';
+const heapLimits = limitHeapGrowth();
 import 'reflect-metadata';
 import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
@@ -34,6 +37,7 @@ async function bootstrap(): Promise<void> {
     await telemetry.shutdown();
   });
   await app.init();
+  heapLimits.startedUp();
 }
 
 bootstrap().catch((error: unknown) => {

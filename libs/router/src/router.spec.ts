@@ -74,8 +74,9 @@ describe('Router.chat', () => {
     const result = await router.chat({ meta: meta(), messages: [{ role: 'user', content: 'x'.repeat(40) }] });
     expect(local.received[0]!.headers.authorization).toBe('Bearer not-needed');
     expect(local.received[0]!.body).not.toHaveProperty('response_format');
-    // Counted with the o200k tokenizer: the message's tokens plus the per-message overhead.
-    expect(result.usage).toEqual({ inputTokens: 9, outputTokens: 2, estimated: true });
+    // The input approximated as bytes ÷ 4 plus the per-message overhead (no limit depends on it);
+    // the output counted with the o200k tokenizer.
+    expect(result.usage).toEqual({ inputTokens: 10 + 4, outputTokens: 2, estimated: true });
   });
 
   it('sends a json_schema response_format as given, and counts a reply that is not JSON as bad output', async () => {

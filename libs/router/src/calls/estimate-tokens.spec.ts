@@ -39,10 +39,22 @@ describe('estimateInputTokens', () => {
     expect(estimateInputTokens(messages, { ...roomy, tokenQuota: true })).toBe(estimateTokens(messages));
   });
 
-  it('counts a short input (up to 1 KiB) exactly, where the tokenizer costs next to nothing', () => {
-    const messages = [{ content: english.repeat(20).slice(0, 1_024) }];
-    expect(estimateInputTokens(messages, roomy)).toBe(estimateTokens(messages));
-    const longer = [{ content: english.repeat(20).slice(0, 1_025) }];
-    expect(estimateInputTokens(longer, roomy)).toBe(Math.ceil(1_025 / 4) + 4);
+  it('approximates a short input too, without loading the tokenizer', () => {
+    jest.isolateModules(() => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- a fresh copy of the module, tokenizer not yet loaded
+      const fresh = require('./estimate-tokens') as typeof import('./estimate-tokens');
+      expect(fresh.estimateInputTokens([{ content: 'ping' }], roomy)).toBe(1 + 4);
+      expect(fresh.estimateInputTokens([{ content: english.repeat(20) }], roomy)).toBe(Math.ceil(Buffer.byteLength(english.repeat(20)) / 4) + 4);
+      expect(fresh.tokenizerLoaded()).toBe(false);
+      // Loaded on the first exact count, which the tpm quota needs.
+      expect(fresh.estimateInputTokens([{ content: 'ping' }], { ...roomy, tokenQuota: true })).toBe(fresh.estimateTokens([{ content: 'ping' }]));
+      expect(fresh.tokenizerLoaded()).toBe(true);
+    });
+    jest.isolateModules(() => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- a fresh copy of the module, tokenizer not yet loaded
+      const fresh = require('./estimate-tokens') as typeof import('./estimate-tokens');
+      fresh.preloadTokenizer();
+      expect(fresh.tokenizerLoaded()).toBe(true);
+    });
   });
 });

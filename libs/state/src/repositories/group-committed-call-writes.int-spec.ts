@@ -153,5 +153,9 @@ describe('group-committed paid-once store and attempt ledger', () => {
     expect(one!.content).toBe(two!.content);
     expect((await storedAnswers([key])).map((r) => r.content)).toEqual([one!.content]);
     expect(await results.find(key)).toMatchObject({ content: one!.content });
+    // The lookup's row has every column with its JavaScript type (the statement maps the names itself).
+    const found = await results.find(key);
+    expect({ ...found, createdAt: undefined }).toEqual({ ...answer(key, task, one!.content), createdAt: undefined });
+    expect(found!.createdAt).toBeInstanceOf(Date);
   });
 });

@@ -1,4 +1,3 @@
-import { eq, inArray } from 'drizzle-orm';
 import type { Pool } from 'pg';
 import { poolBehind, type Database } from '../database';
 import { modelCallResults, type ModelCallResultRow } from '../schema';
@@ -15,6 +14,11 @@ const STORE_WITH_ATTEMPTS_SQL = `/* sy:storeCallResult */ with attempts as (${up
 // Several calls' answers at once (group commit); the keys returned are the answers inserted.
 const STORE_MANY_SQL = `/* sy:storeCallResults */ with attempts as (${upsertAttemptsSql(2)})
   ${resultInsert.insertFromArray(1)} on conflict do nothing returning idempotency_key, created_at`;
+
+// The lookup before every paid-once call: a named statement, no query builder work per call.
+const FIND_SQL = `/* sy:findCallResults */ select idempotency_key as "idempotencyKey", tenant_id as "tenantId", task_id as "taskId",
+  content, target, model, rule, usage, cost_usd as "costUsd", created_at as "createdAt"
+  from model_call_results where idempotency_key = any($1::text[])`;
 
 /** An answer and the ledger rows of the attempts that obtained it, as `store` takes them. */
 export interface CallResultToStore {
@@ -39,13 +43,14 @@ export class ModelCallResultRepository {
   }
 
   async find(idempotencyKey: string): Promise<ModelCallResultRow | undefined> {
-    const [row] = await this.db.select().from(modelCallResults).where(eq(modelCallResults.idempotencyKey, idempotencyKey));
+    const [row] = await this.findMany([idempotencyKey]);
     return row;
   }
 
   /** `find` of several keys in one statement, in the order of `keys`. */
   async findMany(keys: readonly string[]): Promise<(ModelCallResultRow | undefined)[]> {
-    const rows = await this.db.select().from(modelCallResults).where(inArray(modelCallResults.idempotencyKey, [...keys]));
+    const { rows } = await this.pool.query<ModelCallResultRow>({ name: 'sy-find-call-results', text: FIND_SQL, values: [keys] });
+    if (keys.length === 1) return [rows[0]];
     const byKey = new Map(rows.map((row) => [row.idempotencyKey, row]));
     return keys.map((key) => byKey.get(key));
   }
