@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,8 @@ import { startSim } from './crash-resume/processes';
 import { Cleanup, REDIS_URL, benchPrefix, createBenchDatabase, deleteKeys } from './support/resources';
 import { postJson } from './support/http';
 import { fixed, heading, median, percentile, table, verdict } from './support/report';
+import { selfTimeByFunction, selfTimeByPackage } from './support/cpu-profile';
+import { processCpuSeconds } from './support/cpu';
 
 /**
  * Gateway added latency: one small non-streaming chat completion, sequentially (concurrency 1)
@@ -90,6 +92,7 @@ async function startPortkey(dir: string, cleanup: Cleanup, simPort: number, mode
   const prefix = preset ?? dir;
   const entry = join(prefix, 'node_modules/@portkey-ai/gateway/build/start-server.js');
   if (!existsSync(entry)) {
+    mkdirSync(prefix, { recursive: true });
     console.log(`installing @portkey-ai/gateway@${PORTKEY_VERSION} into ${prefix} (temporary, not a project dependency) ...`);
     await run('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--loglevel=error', `@portkey-ai/gateway@${PORTKEY_VERSION}`], prefix, 240_000);
   }
@@ -212,7 +215,11 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
     cleanup.add('llm-sim', () => sim.process.stop());
 
     // Two supervisors: dev mode (no API_KEYS) and auth on. Each has its own database and prefix.
-    const startSupervisor = async (label: string, extra: Record<string, string>) => {
+    // BENCH_PROFILE=1: the dev-mode supervisor runs under --cpu-prof (it is slower for it: read its
+    // latency in such a run as a profile's, not a figure); the summary is printed after the run.
+    const profileDir = process.env.BENCH_PROFILE ? join(dir, 'profiles') : undefined;
+    if (profileDir) mkdirSync(profileDir);
+    const startSupervisor = async (label: string, extra: Record<string, string>, nodeArgs: string[] = []) => {
       const dbUrl = await createBenchDatabase(cleanup);
       const prefix = benchPrefix();
       cleanup.add(`queue keys ${prefix}`, async () => void (await deleteKeys(`${prefix}`)));
@@ -221,12 +228,17 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
         'supervisor',
         { DATABASE_URL: dbUrl, REDIS_URL, QUEUE_PREFIX: prefix, ROUTER_CONFIG: sim.routerConfig, PORT: String(port), LOG_LEVEL: 'info', ...extra },
         `supervisor-${label}`,
+        nodeArgs,
       );
       cleanup.add(`supervisor-${label}`, () => proc.stop());
       await proc.waitForLine(/supervisor listening/, 60_000);
-      return { port, dbUrl };
+      return { port, dbUrl, proc };
     };
-    const { port: devPort, dbUrl: devDb } = await startSupervisor('dev', {});
+    const {
+      port: devPort,
+      dbUrl: devDb,
+      proc: devProc,
+    } = await startSupervisor('dev', {}, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-interval=100'] : []);
     const { port: authPort, dbUrl: authDb } = await startSupervisor('auth', { API_KEYS: `bench:${API_KEY}` });
 
     const targetCheck = (expected: { target?: string }) => (_s: number, h: Record<string, string | string[] | undefined>) => {
@@ -284,10 +296,13 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
     console.log(portkeyNote);
 
     for (const side of sides) await timed(side, model, WARMUP, false);
+    let devCpuSeconds = 0;
     for (let round = 1; round <= ROUNDS; round += 1) {
       const line: string[] = [];
       for (const side of sides) {
+        const cpuBefore = side === ours ? processCpuSeconds(devProc.child.pid!) : 0;
         const samples = await timed(side, model, PER_ROUND, true);
+        if (side === ours) devCpuSeconds += processCpuSeconds(devProc.child.pid!) - cpuBefore;
         side.samplesMs.push(...samples);
         side.roundP50s.push(median(samples));
         line.push(`${side.name} ${fixed(median(samples) * 1000)} µs`);
@@ -351,10 +366,48 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
       }; ours adds ${fixed((worstOurs - floorAdded) * 1000)} µs on top of that floor (routing, auth, health, breaker, ledger, Nest)`,
     );
     console.log(`gateway added latency: ${verdict(pass)} (shared, noisy 2-core machine: read the µs as rough)`);
+    const cpuPerRequestUs = (devCpuSeconds * 1e6) / (ROUNDS * PER_ROUND);
+    console.log(`ours (dev mode): supervisor CPU ${fixed(cpuPerRequestUs)} µs per timed request (/proc utime + stime over its timed rounds)`);
+    if (profileDir) {
+      await devProc.stop();
+      printProfile(profileDir, cpuPerRequestUs);
+    }
     return { pass };
   } finally {
     await cleanup.runAll();
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
   }
+}
+
+/**
+ * BENCH_PROFILE=1: the dev-mode supervisor's --cpu-prof, from after its start-up (the first idle
+ * stretch of 1 s: the second supervisor starting) to its exit, warm-up included; self time by
+ * package and by function, as shares of the busy time and as µs per request of the CPU measured.
+ */
+function printProfile(profileDir: string, cpuPerRequestUs: number): void {
+  heading('Bench 4 profile (BENCH_PROFILE=1): the dev-mode supervisor under --cpu-prof');
+  const files = readdirSync(profileDir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => join(profileDir, f));
+  if (files.length === 0) throw new Error('the profiled supervisor wrote no .cpuprofile');
+  if (process.env.BENCH_PROFILE_KEEP) for (const f of files) writeFileSync(process.env.BENCH_PROFILE_KEEP, readFileSync(f));
+  const options = { afterIdleGapMs: 1_000 };
+  const perRequest = (share: number) => fixed(share * cpuPerRequestUs);
+  console.log(
+    `self time after start-up, as shares of the busy time; µs per request = share × the CPU measured per timed request (${fixed(cpuPerRequestUs)} µs)\n` +
+      table(
+        ['package / part', 'µs per request', 'share'],
+        selfTimeByPackage(files, options)
+          .slice(0, 20)
+          .map((t) => [t.key, perRequest(t.share), `${fixed(t.share * 100, 1)} %`]),
+      ) +
+      '\n\n' +
+      table(
+        ['function (package, file:line)', 'µs per request', 'share'],
+        selfTimeByFunction(files, options)
+          .slice(0, 40)
+          .map((t) => [t.key, perRequest(t.share), `${fixed(t.share * 100, 1)} %`]),
+      ),
+  );
 }
