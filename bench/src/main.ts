@@ -14,7 +14,7 @@ import { runRowsBench } from './rows-1m.bench';
 import { runTracingBench } from './tracing.bench';
 
 /**
- * `npm run bench` (all benches but pipeline-scale and rows-1m) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing|economics|pipeline-e2e|pipeline-scale|rows-1m|call-path|classifier` (some of them).
+ * `npm run bench` (every bench; with BENCH_QUICK=1 all but pipeline-scale and rows-1m) or `node bench/run.js pipeline|routing|crash-resume|gateway|pool-mode|fleet-limit|tracing|economics|pipeline-e2e|pipeline-scale|rows-1m|call-path|classifier` (some of them).
  * Exits 2 when a bench could not run. A missed target prints FAIL and exits 0, unless
  * BENCH_STRICT=1 (then 1): a measurement on a shared machine is not a build failure by default.
  */
@@ -34,8 +34,8 @@ const BENCHES = {
   classifier: async () => runClassifierBench().pass,
 } as const;
 type BenchName = keyof typeof BENCHES;
-/** Too long for every `npm run bench` (pipeline-scale: minutes per worker count; rows-1m: 1,000,000 generated rows, about 10 minutes here): run only when named. */
-const ONLY_WHEN_NAMED: readonly BenchName[] = ['pipeline-scale', 'rows-1m'];
+/** The scale figures (pipeline-scale: minutes per worker count; rows-1m: 1,000,000 generated rows, about 10 minutes here): BENCH_QUICK=1 leaves them out. */
+const LONG: readonly BenchName[] = ['pipeline-scale', 'rows-1m'];
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
@@ -44,7 +44,8 @@ async function main(): Promise<number> {
     console.error(`unknown bench: ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}`);
     return 2;
   }
-  const selected = (args.length > 0 ? args : Object.keys(BENCHES).filter((name) => !ONLY_WHEN_NAMED.includes(name as BenchName))) as BenchName[];
+  const quick = Boolean(process.env.BENCH_QUICK);
+  const selected = (args.length > 0 ? args : Object.keys(BENCHES).filter((name) => !quick || !LONG.includes(name as BenchName))) as BenchName[];
   console.log(`Switchyard benchmarks: ${selected.join(', ')} | node ${process.version} | ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown cpu'}) | ${new Date().toISOString()}`);
   const started = Date.now();
   const verdicts: [BenchName, boolean][] = [];

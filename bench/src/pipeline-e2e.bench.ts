@@ -262,6 +262,17 @@ function report(s: E2eSettings, rounds: readonly Round[], activity: DatabaseActi
       `the Switchyard workers spend ${fixed(workersCpu)} µs, ${fixed(workersCpu / floorWorkersCpu, 1)}x. ` +
       `Of the 2 ms bar, ${fixed((floorWorkersCpu / E2E_TARGET_PLATFORM_CPU_US) * 100)} % is taken by the floor on this machine.`,
   );
+  // What the target leaves the platform: the same cores must carry ratio × raw tasks/s, and the floor's
+  // processes (queue, SDK call, sim, Redis, the client) already take their share of every task.
+  const cores = cpus().length;
+  const floorAllCpu = sumPerTask(of('floor'), partsOf('floor', of('floor')[0]!));
+  const cpuAtTarget = (cores * 1_000_000) / (E2E_TARGET_RATIO * raw);
+  console.log(
+    `\nThe ceiling: with the model call made through the SDK and nothing else, the floor reaches ${fixed(floor / raw, 3)} of raw BullMQ here. ` +
+      `At the target (${fixed(E2E_TARGET_RATIO * raw)} tasks/s on ${cores} cores) every process together may spend ${fixed(cpuAtTarget)} µs of CPU per task; ` +
+      `the floor's processes spend ${fixed(floorAllCpu)} µs, which leaves ${fixed(cpuAtTarget - floorAllCpu)} µs per task for everything the platform adds ` +
+      `(Postgres writes, the supervisor, routing); Switchyard's processes spend ${fixed(sumPerTask(of('switchyard'), partsOf('switchyard', of('switchyard')[0]!)))} µs in all.`,
+  );
   console.log(
     `\nPostgres, over the ${s.rounds} switchyard rounds (${fixed(syTasks)} tasks; pg_stat_database of the bench database, so the idle timers of the stack during the other sides' rounds are included): ` +
       `${fixed(activity.transactions / syTasks, 2)} transactions per task (a lower bound on statements), rows inserted ${fixed(activity.rowsInserted / syTasks, 2)}, ` +
