@@ -52,7 +52,7 @@ export async function passThroughCall(target: PassThroughTarget, body: string, c
  * iterator: no promise per read). Settles when the body ended; rejects on its error, on a
  * close before the end, or when `onChunk` throws (the body is destroyed then).
  */
-function eachChunk(body: Readable, onChunk: (bytes: Buffer) => void): Promise<void> {
+export function eachChunk(body: Readable, onChunk: (bytes: Buffer) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     let ended = false;
     const fail = (error: unknown) => {
