@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,8 @@ import { startSim } from './crash-resume/processes';
 import { Cleanup, REDIS_URL, benchPrefix, createBenchDatabase, deleteKeys } from './support/resources';
 import { postJson } from './support/http';
 import { fixed, heading, median, percentile, table, verdict } from './support/report';
+import { selfTimeByFunction, selfTimeByPackage, timeByPart, type ProfilePart } from './support/cpu-profile';
+import { processCpuSeconds } from './support/cpu';
 
 /**
  * Gateway added latency: one small non-streaming chat completion, sequentially (concurrency 1)
@@ -16,7 +18,7 @@ import { fixed, heading, median, percentile, table, verdict } from './support/re
  * API_KEYS), through the Portkey gateway (`@portkey-ai/gateway`, installed into a temporary
  * folder outside the repository; not a project dependency), and through two reference proxies
  * that show the floor on this machine (bench/src/gateway/reference-proxy.ts): a bare node:http
- * pass-through, and a bare node:http server calling our OpenAI provider (the openai SDK) as the
+ * pass-through, a bare node:http server that streams upstream and assembles the answer, and a bare node:http server calling our OpenAI provider (the openai SDK) as the
  * router does. Sides alternate in rounds. Added latency = side − direct, at p50 and p99.
  */
 
@@ -90,6 +92,7 @@ async function startPortkey(dir: string, cleanup: Cleanup, simPort: number, mode
   const prefix = preset ?? dir;
   const entry = join(prefix, 'node_modules/@portkey-ai/gateway/build/start-server.js');
   if (!existsSync(entry)) {
+    mkdirSync(prefix, { recursive: true });
     console.log(`installing @portkey-ai/gateway@${PORTKEY_VERSION} into ${prefix} (temporary, not a project dependency) ...`);
     await run('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--loglevel=error', `@portkey-ai/gateway@${PORTKEY_VERSION}`], prefix, 240_000);
   }
@@ -141,17 +144,24 @@ net.Server.prototype.listen = function (...args) {
 }
 
 /** A reference proxy (see reference-proxy.ts) in its own process, on a free port. */
-async function startReferenceProxy(cleanup: Cleanup, mode: 'transport' | 'sdk', simPort: number, model: string): Promise<number> {
-  const child = spawn(process.execPath, [join(__dirname, 'gateway/reference-proxy.js'), mode, `http://127.0.0.1:${simPort}/v1`, model], {
+async function startReferenceProxy(
+  cleanup: Cleanup,
+  mode: 'transport' | 'stream' | 'sdk',
+  simPort: number,
+  model: string,
+  nodeArgs: readonly string[] = [],
+): Promise<{ port: number; pid: number; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [...nodeArgs, join(__dirname, 'gateway/reference-proxy.js'), mode, `http://127.0.0.1:${simPort}/v1`, model], {
     env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  cleanup.add(`reference proxy (${mode})`, async () => {
+  const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
     await exited;
-  });
+  };
+  cleanup.add(`reference proxy (${mode})`, stop);
   let stderr = '';
   child.stderr?.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4000)));
   return new Promise((resolve, reject) => {
@@ -160,7 +170,7 @@ async function startReferenceProxy(cleanup: Cleanup, mode: 'transport' | 'sdk', 
       const port = /listening (\d+)/.exec(c.toString('utf8'))?.[1];
       if (port === undefined) return;
       clearTimeout(timer);
-      resolve(Number(port));
+      resolve({ port: Number(port), pid: child.pid!, stop });
     });
     void exited.then(() => reject(new Error(`reference proxy (${mode}) exited: ${stderr}`)));
   });
@@ -212,7 +222,14 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
     cleanup.add('llm-sim', () => sim.process.stop());
 
     // Two supervisors: dev mode (no API_KEYS) and auth on. Each has its own database and prefix.
-    const startSupervisor = async (label: string, extra: Record<string, string>) => {
+    // BENCH_PROFILE=1: the dev-mode supervisor runs under --cpu-prof (it is slower for it: read its
+    // latency in such a run as a profile's, not a figure); the summary is printed after the run.
+    const profileDir = process.env.BENCH_PROFILE ? join(dir, 'profiles') : undefined;
+    const referenceProfileDir = profileDir && join(dir, 'profiles-reference');
+    if (profileDir) mkdirSync(profileDir);
+    if (referenceProfileDir) mkdirSync(referenceProfileDir);
+    const profileArgs = (into: string | undefined) => (into ? ['--cpu-prof', `--cpu-prof-dir=${into}`, '--cpu-prof-interval=100'] : []);
+    const startSupervisor = async (label: string, extra: Record<string, string>, nodeArgs: string[] = []) => {
       const dbUrl = await createBenchDatabase(cleanup);
       const prefix = benchPrefix();
       cleanup.add(`queue keys ${prefix}`, async () => void (await deleteKeys(`${prefix}`)));
@@ -221,12 +238,17 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
         'supervisor',
         { DATABASE_URL: dbUrl, REDIS_URL, QUEUE_PREFIX: prefix, ROUTER_CONFIG: sim.routerConfig, PORT: String(port), LOG_LEVEL: 'info', ...extra },
         `supervisor-${label}`,
+        nodeArgs,
       );
       cleanup.add(`supervisor-${label}`, () => proc.stop());
       await proc.waitForLine(/supervisor listening/, 60_000);
-      return { port, dbUrl };
+      return { port, dbUrl, proc };
     };
-    const { port: devPort, dbUrl: devDb } = await startSupervisor('dev', {});
+    const {
+      port: devPort,
+      dbUrl: devDb,
+      proc: devProc,
+    } = await startSupervisor('dev', {}, profileArgs(profileDir));
     const { port: authPort, dbUrl: authDb } = await startSupervisor('auth', { API_KEYS: `bench:${API_KEY}` });
 
     const targetCheck = (expected: { target?: string }) => (_s: number, h: Record<string, string | string[] | undefined>) => {
@@ -267,9 +289,13 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
     if (unauth.status !== 401) throw new Error(`supervisor with API_KEYS answered ${unauth.status} without a key (expected 401)`);
 
     const direct = plainSide('direct (llm-sim)', simPort);
-    const transportFloor = plainSide('reference: node:http pass-through', await startReferenceProxy(cleanup, 'transport', simPort, model));
-    const sdkFloor = plainSide('reference: node:http + openai SDK', await startReferenceProxy(cleanup, 'sdk', simPort, model));
-    const sides: Side[] = [direct, transportFloor, sdkFloor, ours, oursAuth];
+    const transportProxy = await startReferenceProxy(cleanup, 'transport', simPort, model);
+    const streamProxy = await startReferenceProxy(cleanup, 'stream', simPort, model, profileArgs(referenceProfileDir));
+    const sdkProxy = await startReferenceProxy(cleanup, 'sdk', simPort, model);
+    const transportFloor = plainSide('reference: node:http pass-through', transportProxy.port);
+    const streamFloor = plainSide('reference: node:http, streamed upstream', streamProxy.port);
+    const sdkFloor = plainSide('reference: node:http + openai SDK', sdkProxy.port);
+    const sides: Side[] = [direct, transportFloor, streamFloor, sdkFloor, ours, oursAuth];
     let portkey: Side | undefined;
     let portkeyNote = '';
     const pkStarted = Date.now();
@@ -284,10 +310,21 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
     console.log(portkeyNote);
 
     for (const side of sides) await timed(side, model, WARMUP, false);
+    // The CPU each gateway process spends on its own timed requests (/proc, utime + stime).
+    const pids = new Map<Side, number>([
+      [transportFloor, transportProxy.pid],
+      [streamFloor, streamProxy.pid],
+      [sdkFloor, sdkProxy.pid],
+      [ours, devProc.child.pid!],
+    ]);
+    const cpuSeconds = new Map<Side, number>();
     for (let round = 1; round <= ROUNDS; round += 1) {
       const line: string[] = [];
       for (const side of sides) {
+        const pid = pids.get(side);
+        const cpuBefore = pid === undefined ? 0 : processCpuSeconds(pid);
         const samples = await timed(side, model, PER_ROUND, true);
+        if (pid !== undefined) cpuSeconds.set(side, (cpuSeconds.get(side) ?? 0) + processCpuSeconds(pid) - cpuBefore);
         side.samplesMs.push(...samples);
         side.roundP50s.push(median(samples));
         line.push(`${side.name} ${fixed(median(samples) * 1000)} µs`);
@@ -350,11 +387,96 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
         portkey ? ` (${(floorAdded / added(portkey)).toFixed(2)} × Portkey's)` : ''
       }; ours adds ${fixed((worstOurs - floorAdded) * 1000)} µs on top of that floor (routing, auth, health, breaker, ledger, Nest)`,
     );
+    console.log(
+      `a bare server that streams upstream as the router does (stream: true, include_usage; SSE parsed and assembled) adds ${fixed(added(streamFloor) * 1000)} µs; ` +
+        `ours adds ${fixed((worstOurs - added(streamFloor)) * 1000)} µs on top of it`,
+    );
     console.log(`gateway added latency: ${verdict(pass)} (shared, noisy 2-core machine: read the µs as rough)`);
+    const cpuPerRequest = (side: Side) => ((cpuSeconds.get(side) ?? 0) * 1e6) / (ROUNDS * PER_ROUND);
+    const cpuPerRequestUs = cpuPerRequest(ours);
+    console.log(
+      `CPU per timed request (/proc utime + stime of the process over its own timed rounds): ours (dev mode) ${fixed(cpuPerRequestUs)} µs, ` +
+        `pass-through reference ${fixed(cpuPerRequest(transportFloor))} µs, streamed-upstream reference ${fixed(cpuPerRequest(streamFloor))} µs, openai SDK reference ${fixed(cpuPerRequest(sdkFloor))} µs`,
+    );
+    if (profileDir && referenceProfileDir) {
+      await devProc.stop();
+      await streamProxy.stop();
+      printProfile(profileDir, cpuPerRequestUs, referenceProfileDir, cpuPerRequest(streamFloor));
+    }
     return { pass };
   } finally {
     await cleanup.runAll();
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
   }
+}
+
+/**
+ * Where a gateway's CPU goes, by part of the work. A sample belongs to the part of the innermost
+ * frame of its stack that matches one (else "other": node core, microtasks). The same parts
+ * split the supervisor and the streamed-upstream reference, so what ours spends above that
+ * floor shows per part.
+ */
+const GATEWAY_PARTS: readonly ProfilePart[] = [
+  { name: 'GC and VM', frame: /^\((garbage collector|program)\)/ },
+  { name: 'answer to the client (fastify reply, serialize, socket write)', frame: /^(writePayload|onSendEnd|safeWriteHead|onSendHook|serialize|Reply\.send) fastify / },
+  { name: 'upstream call (undici, our request and SSE read, assembly)', frame: / undici |upstream-fetch|pass-through|sse-event-reader|choice-assembler|^streamedUpstream / },
+  { name: 'request body read + JSON parse', frame: /ContentTypeParser|^rawBody fastify|json-body|^readBody / },
+  { name: 'request validation (zod, SafeString, meta)', frame: /chat-completion\.schema| zod |safe-string/ },
+  { name: 'observers after the attempt (metrics, ledger, decision log)', frame: /^notify @switchyard|ledger|decision-log|upstream-metrics/ },
+  { name: 'routing decision (rules, health, tokens)', frame: /decide|route-selector|estimate-tokens|gpt-tokenizer|sliding-window|health|live-target/ },
+  { name: 'deadline timers, abort signals', frame: /staged-deadline|abort_controller|event_target|node core timers|node:timers/ },
+  { name: 'tracing (OpenTelemetry)', frame: /opentelemetry|telemetry\.js|http-tracing/ },
+  { name: 'metrics (prom-client)', frame: /prom-client|http-metrics|metrics-registry/ },
+  { name: 'Postgres (pg, drizzle)', frame: / pg | drizzle-orm / },
+  { name: 'Nest (router, guards, params)', frame: /@nestjs/ },
+  { name: 'fastify (routing, hooks, request)', frame: / fastify | find-my-way |@fastify/ },
+  { name: 'logging (pino)', frame: / pino/ },
+  { name: 'router / gateway, other', frame: /@switchyard\// },
+];
+
+/**
+ * BENCH_PROFILE=1: the dev-mode supervisor's and the streamed-upstream reference's --cpu-prof,
+ * from after start-up (the first idle stretch of 1 s) to exit, warm-up included; split by part
+ * (both), and self time by package and by function (ours), as shares of the busy time and as
+ * µs per request of the CPU measured per timed request.
+ */
+function printProfile(profileDir: string, cpuPerRequestUs: number, referenceDir: string, referenceCpuUs: number): void {
+  heading('Bench 4 profile (BENCH_PROFILE=1): the dev-mode supervisor and the streamed-upstream reference under --cpu-prof');
+  const profiles = (folder: string) =>
+    readdirSync(folder)
+      .filter((f) => f.endsWith('.cpuprofile'))
+      .map((f) => join(folder, f));
+  const files = profiles(profileDir);
+  const referenceFiles = profiles(referenceDir);
+  if (files.length === 0) throw new Error('the profiled supervisor wrote no .cpuprofile');
+  if (process.env.BENCH_PROFILE_KEEP) for (const f of files) writeFileSync(process.env.BENCH_PROFILE_KEEP, readFileSync(f));
+  const options = { afterIdleGapMs: 1_000 };
+  const perRequest = (share: number) => fixed(share * cpuPerRequestUs);
+  const ourParts = timeByPart(files, GATEWAY_PARTS, options, 'other (node core, microtasks)');
+  const referenceParts = new Map(referenceFiles.length === 0 ? [] : timeByPart(referenceFiles, GATEWAY_PARTS, options, 'other (node core, microtasks)').map((t) => [t.key, t.share]));
+  console.log(
+    `CPU per timed request: ours ${fixed(cpuPerRequestUs)} µs, the streamed-upstream reference ${fixed(referenceCpuUs)} µs; split by the profiles' shares of busy time:\n` +
+      table(
+        ['part', 'ours µs per request', 'reference µs per request', 'ours − reference µs'],
+        ourParts.map((t) => {
+          const reference = (referenceParts.get(t.key) ?? 0) * referenceCpuUs;
+          return [t.key, perRequest(t.share), fixed(reference), fixed(t.share * cpuPerRequestUs - reference)];
+        }),
+      ) +
+      '\n\n' +
+      table(
+        ['package / part', 'µs per request', 'share'],
+        selfTimeByPackage(files, options)
+          .slice(0, 20)
+          .map((t) => [t.key, perRequest(t.share), `${fixed(t.share * 100, 1)} %`]),
+      ) +
+      '\n\n' +
+      table(
+        ['function (package, file:line)', 'µs per request', 'share'],
+        selfTimeByFunction(files, options)
+          .slice(0, 40)
+          .map((t) => [t.key, perRequest(t.share), `${fixed(t.share * 100, 1)} %`]),
+      ),
+  );
 }

@@ -8,13 +8,16 @@ import { OpenAiChatProvider, parseRouterConfig } from '@switchyard/router';
  * to llm-sim and answers it. No routing, auth, health, cache or ledger.
  *
  *   transport: passes the body through with undici's request() (what any proxy must pay)
+ *   stream:    asks the upstream for a stream (`stream: true`, `include_usage`, as the router
+ *              does for first-token timing) with undici's request(), parses each SSE event
+ *              and answers one chat.completion: the least a gateway that streams upstream pays
  *   sdk:       calls the target through our OpenAI provider (the openai SDK on the same
  *              undici pool, streamed upstream for first-token timing), exactly as the
  *              router does, and answers a chat.completion
  *
  * argv: <mode> <sim url, e.g. http://127.0.0.1:1234/v1> <model>. Prints `listening <port>`.
  */
-type Mode = 'transport' | 'sdk';
+type Mode = 'transport' | 'stream' | 'sdk';
 
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -44,12 +47,48 @@ function sdkProvider(endpoint: string, model: string): OpenAiChatProvider {
   return new OpenAiChatProvider(config.targets[0]!, 'not-needed');
 }
 
+/** One streamed upstream call, its events parsed and assembled into a chat.completion body. */
+async function streamedUpstream(endpoint: string, raw: string): Promise<string> {
+  const request_ = JSON.parse(raw) as Record<string, unknown>;
+  const upstream = await request(`${endpoint}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+    body: JSON.stringify({ ...request_, stream: true, stream_options: { include_usage: true } }),
+  });
+  const text = await upstream.body.text();
+  let content = '';
+  let model = '';
+  let finish = 'stop';
+  let usage: unknown;
+  for (const event of text.split('\n\n')) {
+    if (!event.startsWith('data: ') || event === 'data: [DONE]') continue;
+    const chunk = JSON.parse(event.slice(6)) as { model: string; choices: { delta?: { content?: string }; finish_reason?: string | null }[]; usage?: unknown };
+    model = chunk.model;
+    if (chunk.usage) usage = chunk.usage;
+    const choice = chunk.choices[0];
+    if (choice?.delta?.content) content += choice.delta.content;
+    if (choice?.finish_reason) finish = choice.finish_reason;
+  }
+  return JSON.stringify({
+    id: 'chatcmpl-reference',
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: finish }],
+    usage,
+  });
+}
+
 async function main(): Promise<void> {
   const [mode, endpoint, model] = process.argv.slice(2) as [Mode, string, string];
   const provider = mode === 'sdk' ? sdkProvider(endpoint, model) : undefined;
   const server = createServer((req, res) => {
     void (async () => {
       const raw = await readBody(req);
+      if (mode === 'stream') {
+        send(res, 200, await streamedUpstream(endpoint, raw));
+        return;
+      }
       if (provider === undefined) {
         const upstream = await request(`${endpoint}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw });
         send(res, upstream.statusCode, await upstream.body.text());
@@ -72,6 +111,8 @@ async function main(): Promise<void> {
     })().catch((error: unknown) => send(res, 502, JSON.stringify({ error: { message: String(error) } })));
   });
   server.keepAliveTimeout = 60_000;
+  // A normal exit on SIGTERM, so that a --cpu-prof run (BENCH_PROFILE) writes its profile.
+  process.once('SIGTERM', () => process.exit(0));
   server.listen(0, '127.0.0.1', () => {
     const address = server.address();
     console.log(`listening ${typeof address === 'object' && address ? address.port : 0}`);

@@ -81,3 +81,54 @@ export function selfTimeByFunction(files: readonly string[], options: SelfTimeOp
     options,
   );
 }
+
+/** A named part of a process's work: a sample belongs to it when a frame of its stack matches. */
+export interface ProfilePart {
+  name: string;
+  /** Tested against `functionName package file:line` of each frame. */
+  frame: RegExp;
+}
+
+/**
+ * Busy time split into `parts`: each sample goes to the part of its innermost frame that matches
+ * any part (parts are tried in the order given for that frame), else to `other`. Shares of the
+ * busy (non-idle) time, highest first.
+ */
+export function timeByPart(files: readonly string[], parts: readonly ProfilePart[], options: SelfTimeOptions = {}, other = 'other'): SelfTime[] {
+  const totals = new Map<string, number>();
+  let busy = 0;
+  for (const file of files) {
+    const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile & { nodes: { id: number; children?: number[] }[] };
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    const parentOf = new Map<number, number>();
+    for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
+    const partOfNode = new Map<number, string>();
+    const partOf = (id: number): string => {
+      const known = partOfNode.get(id);
+      if (known !== undefined) return known;
+      const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+      const label = `${functionName || '(anonymous)'} ${owner(url, functionName)} ${url.slice(url.lastIndexOf('/') + 1)}:${(lineNumber ?? 0) + 1}`;
+      const parent = parentOf.get(id);
+      const part = parts.find((p) => p.frame.test(label))?.name ?? (parent === undefined ? other : partOf(parent));
+      partOfNode.set(id, part);
+      return part;
+    };
+    let counting = options.afterIdleGapMs === undefined;
+    let idleRun = 0;
+    profile.samples.forEach((id, i) => {
+      const frame = byId.get(id)?.callFrame;
+      const micros = profile.timeDeltas[i + 1] ?? 0;
+      if (!frame || frame.functionName === '(idle)') {
+        idleRun += micros;
+        if (!counting && idleRun >= (options.afterIdleGapMs ?? 0) * 1_000) counting = true;
+        return;
+      }
+      idleRun = 0;
+      if (!counting) return;
+      const part = partOf(id);
+      totals.set(part, (totals.get(part) ?? 0) + micros);
+      busy += micros;
+    });
+  }
+  return [...totals.entries()].map(([key, micros]) => ({ key, ms: micros / 1_000, share: micros / busy })).sort((a, b) => b.ms - a.ms);
+}

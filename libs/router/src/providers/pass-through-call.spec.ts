@@ -2,7 +2,8 @@ import { APIError } from 'openai';
 import { classifyUpstreamError } from '../calls/upstream-error';
 import type { PassThrough } from './chat-provider';
 import { MalformedCompletionError } from './malformed-completion.error';
-import { PassThroughStream } from './pass-through-call';
+import { Readable } from 'node:stream';
+import { PassThroughStream, eachChunk } from './pass-through-call';
 
 const chunk = (delta: Record<string, unknown>, finish: string | null = null, index = 0) =>
   JSON.stringify({ id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1, model: 'up-model', choices: [{ index, delta, finish_reason: finish }] });
@@ -126,3 +127,34 @@ function catchError(fn: () => unknown): unknown {
   }
   throw new Error('expected an error');
 }
+
+describe('eachChunk (reading the upstream body)', () => {
+  it('hands on every chunk in order and settles at the end', async () => {
+    const seen: string[] = [];
+    await eachChunk(Readable.from([Buffer.from('a'), Buffer.from('b'), Buffer.from('c')]), (bytes) => seen.push(bytes.toString()));
+    expect(seen).toEqual(['a', 'b', 'c']);
+  });
+
+  it('fails when the body closes before its end, or with the body\'s own error', async () => {
+    const cut = new Readable({ read() {} });
+    cut.push('part');
+    const closed = eachChunk(cut, () => undefined);
+    setImmediate(() => cut.destroy());
+    await expect(closed).rejects.toThrow('closed the stream before its end');
+
+    const broken = new Readable({ read() {} });
+    const failed = eachChunk(broken, () => undefined);
+    broken.destroy(new Error('socket hang up'));
+    await expect(failed).rejects.toThrow('socket hang up');
+  });
+
+  it('fails with what the reader threw and destroys the body', async () => {
+    const body = new Readable({ read() {} });
+    const reading = eachChunk(body, () => {
+      throw new Error('bad event');
+    });
+    body.push('x');
+    await expect(reading).rejects.toThrow('bad event');
+    expect(body.destroyed).toBe(true);
+  });
+});

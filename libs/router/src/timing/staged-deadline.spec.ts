@@ -38,6 +38,36 @@ describe('StagedDeadline', () => {
     late.dispose();
   });
 
+  it('keeps one timer through the stages, and each stage still ends at its own limit', () => {
+    const deadline = new StagedDeadline({ connectMs: 100, firstTokenMs: 1000, totalMs: 5000 });
+    expect(jest.getTimerCount()).toBe(1);
+    jest.advanceTimersByTime(10);
+    deadline.connected();
+    jest.advanceTimersByTime(10);
+    deadline.firstToken();
+    expect(jest.getTimerCount()).toBe(1);
+    // The connect timer fires at 100 ms and re-arms itself for the rest of the total budget.
+    jest.advanceTimersByTime(80);
+    expect(deadline.signal.aborted).toBe(false);
+    expect(jest.getTimerCount()).toBe(1);
+    jest.advanceTimersByTime(4899);
+    expect(deadline.signal.aborted).toBe(false);
+    jest.advanceTimersByTime(1);
+    expect(deadline.timedOutStage).toBe('total');
+    expect(jest.getTimerCount()).toBe(0);
+    deadline.dispose();
+  });
+
+  it('leaves no timer behind when disposed after the first token', () => {
+    const deadline = new StagedDeadline({ connectMs: 100, firstTokenMs: 1000, totalMs: 5000 });
+    deadline.connected();
+    deadline.firstToken();
+    deadline.dispose();
+    expect(jest.getTimerCount()).toBe(0);
+    jest.advanceTimersByTime(10_000);
+    expect(deadline.signal.aborted).toBe(false);
+  });
+
   it('tells a caller abort apart from a timeout', () => {
     const controller = new AbortController();
     const deadline = new StagedDeadline({ connectMs: 100, firstTokenMs: 100, totalMs: 100 }, controller.signal);

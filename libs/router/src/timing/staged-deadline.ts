@@ -20,7 +20,10 @@ export class StagedDeadline {
   readonly signal: AbortSignal;
   private readonly controller = new AbortController();
   private readonly started = performance.now();
+  /** One timer per attempt: it fires at `firesAt`; a later stage only moves `dueAt` (see `arm`). */
   private timer: NodeJS.Timeout | undefined;
+  private firesAt = 0;
+  private dueAt = 0;
   private stage: TimeoutStage = 'connect';
   private expiredStage: TimeoutStage | undefined;
   /** The limit the armed timer enforces: before the connection is up, the first-token or total limit may be the tighter one. */
@@ -74,19 +77,40 @@ export class StagedDeadline {
 
   dispose(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
     this.parent?.removeEventListener('abort', this.onParentAbort);
   }
 
+  /**
+   * The binding limit now ends `ms` from now. Stages only move forward, so the new end is
+   * normally later than the one the pending timer fires at: then that timer stays and re-arms
+   * itself for the rest when it fires (one setTimeout per attempt instead of one per stage; a
+   * call that finishes in time never re-arms). An earlier end replaces the timer.
+   */
   private arm(ms: number): void {
+    const now = performance.now();
+    this.dueAt = now + Math.max(0, ms);
+    if (this.timer !== undefined && this.firesAt <= this.dueAt) return;
     if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = setTimeout(
-      () => {
-        this.expiredStage = this.binding;
-        this.controller.abort(new Error(`${this.binding} timeout of ${this.limitOf(this.binding)} ms passed`));
-      },
-      Math.max(0, ms),
-    );
+    this.schedule(this.dueAt - now);
   }
+
+  private schedule(ms: number): void {
+    this.firesAt = performance.now() + ms;
+    this.timer = setTimeout(this.onTimer, Math.max(0, ms));
+  }
+
+  private readonly onTimer = (): void => {
+    this.timer = undefined;
+    // Node's timers run on a millisecond clock: within a millisecond of the end counts as the end.
+    const left = this.dueAt - performance.now();
+    if (left >= 1) {
+      this.schedule(left);
+      return;
+    }
+    this.expiredStage = this.binding;
+    this.controller.abort(new Error(`${this.binding} timeout of ${this.limitOf(this.binding)} ms passed`));
+  };
 
   private elapsed(): number {
     return performance.now() - this.started;
