@@ -30,8 +30,9 @@ describe('cost ledger: a worker killed mid-run', () => {
 
   beforeAll(async () => {
     stack = await TestStack.start({ workers: 0, env: { ...FAST_LIVENESS, ADMIN_TOKEN } });
+    // The survivor starts after the kill: with both running, every synthesize task could go to
+    // the survivor, and the victim would never be seen in a cloud call.
     await stack.startWorker({ WORKER_ID: 'victim' });
-    await stack.startWorker({ WORKER_ID: 'survivor' });
   });
 
   afterAll(async () => {
@@ -65,6 +66,7 @@ describe('cost ledger: a worker killed mid-run', () => {
     );
     stack.workers[0]!.kill('SIGKILL');
     await stack.workers[0]!.waitForExit();
+    await stack.startWorker({ WORKER_ID: 'survivor' });
     await stack.setSimMode('local_vllm_7b', { mode: 'slow', delay_ms: 100 });
     await stack.setSimMode('cloud_main', { mode: 'slow', delay_ms: 100 });
 
