@@ -1,8 +1,14 @@
 import { readFileSync } from 'node:fs';
 
 /** The parts of a V8 .cpuprofile this summary reads. */
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber?: number };
+  children?: number[];
+}
+
 interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber?: number } }[];
+  nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
 }
@@ -33,13 +39,17 @@ export interface SelfTimeOptions {
   afterIdleGapMs?: number;
 }
 
-/** Self time of one or more profiles by `keyOf(frame)`, highest first, as shares of the busy (non-idle) time. */
-function selfTime(files: readonly string[], keyOf: (url: string, functionName: string, line: number) => string, options: SelfTimeOptions): SelfTime[] {
+/**
+ * Busy (non-idle) time of one or more profiles, summed by the key that `keyerOf(profile)` gives
+ * each sample's node, highest first, as shares of the busy time.
+ */
+function busyTimeBy(files: readonly string[], keyerOf: (profile: CpuProfile, byId: Map<number, ProfileNode>) => (id: number) => string, options: SelfTimeOptions): SelfTime[] {
   const totals = new Map<string, number>();
   let busy = 0;
   for (const file of files) {
     const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
     const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    const keyOf = keyerOf(profile, byId);
     let counting = options.afterIdleGapMs === undefined;
     let idleRun = 0;
     profile.samples.forEach((id, i) => {
@@ -52,12 +62,24 @@ function selfTime(files: readonly string[], keyOf: (url: string, functionName: s
       }
       idleRun = 0;
       if (!counting) return;
-      const key = keyOf(frame.url, frame.functionName, frame.lineNumber ?? 0);
+      const key = keyOf(id);
       totals.set(key, (totals.get(key) ?? 0) + micros);
       busy += micros;
     });
   }
   return [...totals.entries()].map(([key, micros]) => ({ key, ms: micros / 1_000, share: micros / busy })).sort((a, b) => b.ms - a.ms);
+}
+
+/** Self time of one or more profiles by `keyOf(frame)`, highest first, as shares of the busy (non-idle) time. */
+function selfTime(files: readonly string[], keyOf: (url: string, functionName: string, line: number) => string, options: SelfTimeOptions): SelfTime[] {
+  return busyTimeBy(
+    files,
+    (_profile, byId) => (id) => {
+      const { url, functionName, lineNumber } = byId.get(id)!.callFrame;
+      return keyOf(url, functionName, lineNumber ?? 0);
+    },
+    options,
+  );
 }
 
 /** Self time by package, highest first, as shares of the sampled time (idle excluded). */
@@ -95,40 +117,24 @@ export interface ProfilePart {
  * busy (non-idle) time, highest first.
  */
 export function timeByPart(files: readonly string[], parts: readonly ProfilePart[], options: SelfTimeOptions = {}, other = 'other'): SelfTime[] {
-  const totals = new Map<string, number>();
-  let busy = 0;
-  for (const file of files) {
-    const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile & { nodes: { id: number; children?: number[] }[] };
-    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-    const parentOf = new Map<number, number>();
-    for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
-    const partOfNode = new Map<number, string>();
-    const partOf = (id: number): string => {
-      const known = partOfNode.get(id);
-      if (known !== undefined) return known;
-      const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
-      const label = `${functionName || '(anonymous)'} ${owner(url, functionName)} ${url.slice(url.lastIndexOf('/') + 1)}:${(lineNumber ?? 0) + 1}`;
-      const parent = parentOf.get(id);
-      const part = parts.find((p) => p.frame.test(label))?.name ?? (parent === undefined ? other : partOf(parent));
-      partOfNode.set(id, part);
-      return part;
-    };
-    let counting = options.afterIdleGapMs === undefined;
-    let idleRun = 0;
-    profile.samples.forEach((id, i) => {
-      const frame = byId.get(id)?.callFrame;
-      const micros = profile.timeDeltas[i + 1] ?? 0;
-      if (!frame || frame.functionName === '(idle)') {
-        idleRun += micros;
-        if (!counting && idleRun >= (options.afterIdleGapMs ?? 0) * 1_000) counting = true;
-        return;
-      }
-      idleRun = 0;
-      if (!counting) return;
-      const part = partOf(id);
-      totals.set(part, (totals.get(part) ?? 0) + micros);
-      busy += micros;
-    });
-  }
-  return [...totals.entries()].map(([key, micros]) => ({ key, ms: micros / 1_000, share: micros / busy })).sort((a, b) => b.ms - a.ms);
+  return busyTimeBy(
+    files,
+    (profile, byId) => {
+      const parentOf = new Map<number, number>();
+      for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
+      const partOfNode = new Map<number, string>();
+      const partOf = (id: number): string => {
+        const known = partOfNode.get(id);
+        if (known !== undefined) return known;
+        const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+        const label = `${functionName || '(anonymous)'} ${owner(url, functionName)} ${url.slice(url.lastIndexOf('/') + 1)}:${(lineNumber ?? 0) + 1}`;
+        const parent = parentOf.get(id);
+        const part = parts.find((p) => p.frame.test(label))?.name ?? (parent === undefined ? other : partOf(parent));
+        partOfNode.set(id, part);
+        return part;
+      };
+      return partOf;
+    },
+    options,
+  );
 }
