@@ -97,6 +97,27 @@ async function stopOwned(owned: OwnedServices): Promise<void> {
  * ports, against a fresh database and a Redis key prefix of their own. The router config
  * is the shipped config/router.yaml with its endpoints moved to this sim's ports.
  */
+/**
+ * Starts a supervisor on a free port and waits until it listens. A port found free can be taken
+ * by another suite's process before the supervisor binds it (seen in CI): then it tries a new port.
+ * `started` gets every process started (the failed ones too, stopped), for the caller's cleanup.
+ */
+async function startSupervisorOnFreePort(env: Record<string, string>, name: string, started: ManagedProcess[]): Promise<{ supervisor: ManagedProcess; port: number }> {
+  for (let attempt = 1; ; attempt += 1) {
+    const port = await freePort();
+    const supervisor = ManagedProcess.start('supervisor', { ...env, PORT: String(port) }, name);
+    started.push(supervisor);
+    try {
+      await supervisor.waitForLine(/supervisor listening/);
+      return { supervisor, port };
+    } catch (error) {
+      if (attempt >= 3 || !String(error).includes('EADDRINUSE')) throw error;
+      await supervisor.stop();
+      started.splice(started.indexOf(supervisor), 1);
+    }
+  }
+}
+
 export class TestStack {
   readonly workers: ManagedProcess[] = [];
   /** Supervisors started after the first one (several sweepers at once). */
@@ -144,7 +165,6 @@ export class TestStack {
 
       const routerConfig = writeRouterConfigForSim(tempDir, simPorts, options.editRouterConfig);
 
-      const port = await freePort();
       const sharedEnv: Record<string, string> = {
         DATABASE_URL: db.url,
         REDIS_URL: options.redisUrl ?? 'redis://127.0.0.1:6379',
@@ -154,9 +174,7 @@ export class TestStack {
         ...(options.pooler ? { DATABASE_URL: options.pooler.pooled(db.url), DATABASE_POOL_MODE: 'transaction', MIGRATE_DATABASE_URL: db.url } : {}),
         ...options.env,
       };
-      const supervisor = ManagedProcess.start('supervisor', { ...sharedEnv, PORT: String(port) });
-      started.push(supervisor);
-      await supervisor.waitForLine(/supervisor listening/);
+      const { supervisor, port } = await startSupervisorOnFreePort(sharedEnv, 'supervisor', started);
       stack = new TestStack(db, prefix, sim, `http://127.0.0.1:${controlPort}`, supervisor, `http://127.0.0.1:${port}`, sharedEnv, tempDir, owned);
       for (let i = 0; i < (options.workers ?? 1); i += 1) await stack.startWorker();
       return stack;
@@ -181,11 +199,8 @@ export class TestStack {
 
   /** Another supervisor on the same database and queues (its sweeper runs alongside the first one's). */
   async startSupervisor(env: Record<string, string> = {}): Promise<ManagedProcess> {
-    const port = await freePort();
-    const supervisor = ManagedProcess.start('supervisor', { ...this.sharedEnv, PORT: String(port), ...env }, `supervisor-${this.extraSupervisors.length + 2}`);
-    this.extraSupervisors.push(supervisor);
+    const { supervisor, port } = await startSupervisorOnFreePort({ ...this.sharedEnv, ...env }, `supervisor-${this.extraSupervisors.length + 2}`, this.extraSupervisors);
     this.extraSupervisorUrls.push(`http://127.0.0.1:${port}`);
-    await supervisor.waitForLine(/supervisor listening/);
     return supervisor;
   }
 
