@@ -93,14 +93,10 @@ async function stopOwned(owned: OwnedServices): Promise<void> {
 }
 
 /**
- * The real processes — llm-sim, supervisor, workers — built from this checkout, on free
- * ports, against a fresh database and a Redis key prefix of their own. The router config
- * is the shipped config/router.yaml with its endpoints moved to this sim's ports.
- */
-/**
  * Starts a supervisor on a free port and waits until it listens. A port found free can be taken
  * by another suite's process before the supervisor binds it (seen in CI): then it tries a new port.
- * `started` gets every process started (the failed ones too, stopped), for the caller's cleanup.
+ * Every supervisor started stays in `started` for the caller's cleanup, but one that could not
+ * bind its port: that one is stopped and taken out.
  */
 async function startSupervisorOnFreePort(env: Record<string, string>, name: string, started: ManagedProcess[]): Promise<{ supervisor: ManagedProcess; port: number }> {
   for (let attempt = 1; ; attempt += 1) {
@@ -118,6 +114,11 @@ async function startSupervisorOnFreePort(env: Record<string, string>, name: stri
   }
 }
 
+/**
+ * The real processes — llm-sim, supervisor, workers — built from this checkout, on free
+ * ports, against a fresh database and a Redis key prefix of their own. The router config
+ * is the shipped config/router.yaml with its endpoints moved to this sim's ports.
+ */
 export class TestStack {
   readonly workers: ManagedProcess[] = [];
   /** Supervisors started after the first one (several sweepers at once). */
