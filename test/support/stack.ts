@@ -94,20 +94,23 @@ async function stopOwned(owned: OwnedServices): Promise<void> {
 
 /**
  * Starts a supervisor on a free port and waits until it listens. A port found free can be taken
- * by another suite's process before the supervisor binds it (seen in CI): then it tries a new port.
+ * by another suite's process before the supervisor binds it (seen in CI): then it tries a new port,
+ * unless `env.PORT` names the port.
  * Every supervisor started stays in `started` for the caller's cleanup, but one that could not
  * bind its port: that one is stopped and taken out.
  */
 async function startSupervisorOnFreePort(env: Record<string, string>, name: string, started: ManagedProcess[]): Promise<{ supervisor: ManagedProcess; port: number }> {
+  // A PORT the caller chose is kept: the caller already knows where to reach it.
+  const chosenPort = env.PORT ? Number(env.PORT) : undefined;
   for (let attempt = 1; ; attempt += 1) {
-    const port = await freePort();
+    const port = chosenPort ?? (await freePort());
     const supervisor = ManagedProcess.start('supervisor', { ...env, PORT: String(port) }, name);
     started.push(supervisor);
     try {
       await supervisor.waitForLine(/supervisor listening/);
       return { supervisor, port };
     } catch (error) {
-      if (attempt >= 3 || !String(error).includes('EADDRINUSE')) throw error;
+      if (chosenPort !== undefined || attempt >= 3 || !String(error).includes('EADDRINUSE')) throw error;
       await supervisor.stop();
       started.splice(started.indexOf(supervisor), 1);
     }
