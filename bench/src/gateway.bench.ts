@@ -9,7 +9,7 @@ import { startSim } from './crash-resume/processes';
 import { Cleanup, REDIS_URL, benchPrefix, createBenchDatabase, deleteKeys } from './support/resources';
 import { postJson } from './support/http';
 import { fixed, heading, median, percentile, table, verdict } from './support/report';
-import { selfTimeByFunction, selfTimeByPackage, timeByPart, type ProfilePart } from './support/cpu-profile';
+import { selfTimeTables, timeByPart, type ProfilePart } from './support/cpu-profile';
 import { processCpuSeconds } from './support/cpu';
 
 /**
@@ -465,18 +465,6 @@ function printProfile(profileDir: string, cpuPerRequestUs: number, referenceDir:
         }),
       ) +
       '\n\n' +
-      table(
-        ['package / part', 'µs per request', 'share'],
-        selfTimeByPackage(files, options)
-          .slice(0, 20)
-          .map((t) => [t.key, perRequest(t.share), `${fixed(t.share * 100, 1)} %`]),
-      ) +
-      '\n\n' +
-      table(
-        ['function (package, file:line)', 'µs per request', 'share'],
-        selfTimeByFunction(files, options)
-          .slice(0, 40)
-          .map((t) => [t.key, perRequest(t.share), `${fixed(t.share * 100, 1)} %`]),
-      ),
+      selfTimeTables(files, options, 'request', perRequest, { packages: 20, functions: 40 }),
   );
 }

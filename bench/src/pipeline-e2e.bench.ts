@@ -3,7 +3,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import { sleep } from '@switchyard/devkit';
-import { selfTimeByFunction, selfTimeByPackage } from './support/cpu-profile';
+import { selfTimeTables } from './support/cpu-profile';
 import { fixed, heading, median, table, verdict } from './support/report';
 import { Cleanup, benchPrefix, connectRedis, createBenchDatabase } from './support/resources';
 import { activityBetween, settledDatabaseActivity, type DatabaseActivity } from './pipeline-e2e/database-activity';
@@ -321,18 +321,6 @@ async function profileWorkers(s: E2eSettings, platform: Platform, switchyard: Sw
   console.log(
     `${files.length} worker profiles, ${fixed(tasks)} tasks at ${fixed(tasks / timing.seconds)} tasks/s while profiled; the workers' CPU (/proc) ${fixed(cpuPerTaskUs)} µs per task, ` +
       `split by the profiles' self-time shares after start-up (all workers together):\n` +
-      table(
-        ['package / part', 'µs per task', 'share'],
-        selfTimeByPackage(files, options)
-          .slice(0, 16)
-          .map((t) => [t.key, perTask(t.share), `${fixed(t.share * 100, 1)} %`]),
-      ) +
-      '\n\n' +
-      table(
-        ['function (package, file:line)', 'µs per task', 'share'],
-        selfTimeByFunction(files, options)
-          .slice(0, 25)
-          .map((t) => [t.key, perTask(t.share), `${fixed(t.share * 100, 1)} %`]),
-      ),
+      selfTimeTables(files, options, 'task', perTask, { packages: 16, functions: 25 }),
   );
 }

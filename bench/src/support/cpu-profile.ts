@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { fixed, table } from './report';
 
 /** The parts of a V8 .cpuprofile this summary reads. */
 interface ProfileNode {
@@ -136,5 +137,24 @@ export function timeByPart(files: readonly string[], parts: readonly ProfilePart
       return partOf;
     },
     options,
+  );
+}
+
+/**
+ * The two tables a profiled bench prints: self time by package (the top `packages`) and by
+ * function (the top `functions`), each as CPU per `unit` (`perUnit(share)`) and as a share.
+ */
+export function selfTimeTables(
+  files: readonly string[],
+  options: SelfTimeOptions,
+  unit: string,
+  perUnit: (share: number) => string,
+  top: { packages: number; functions: number },
+): string {
+  const rows = (times: SelfTime[], n: number) => times.slice(0, n).map((t) => [t.key, perUnit(t.share), `${fixed(t.share * 100, 1)} %`]);
+  return (
+    table(['package / part', `µs per ${unit}`, 'share'], rows(selfTimeByPackage(files, options), top.packages)) +
+    '\n\n' +
+    table(['function (package, file:line)', `µs per ${unit}`, 'share'], rows(selfTimeByFunction(files, options), top.functions))
   );
 }
