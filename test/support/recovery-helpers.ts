@@ -57,15 +57,33 @@ export async function submitJobs(stack: TestStack, count: number, docsPerJob: nu
 
 /** Waits until every job is finished (Postgres says so), and returns their statuses. */
 export async function waitForJobs(stack: TestStack, jobIds: string[], timeoutMs = 90_000): Promise<Map<string, { status: string; error: string | null }>> {
-  return waitFor(
-    `${jobIds.length} jobs to finish`,
-    async () => {
-      const statuses = await jobStatuses(stack, jobIds);
-      return [...statuses.values()].every((s) => ['success', 'failed', 'cancelled'].includes(s.status)) && statuses.size === jobIds.length ? statuses : undefined;
-    },
-    timeoutMs,
-    200,
-  );
+  try {
+    return await waitFor(
+      `${jobIds.length} jobs to finish`,
+      async () => {
+        const statuses = await jobStatuses(stack, jobIds);
+        return [...statuses.values()].every((s) => ['success', 'failed', 'cancelled'].includes(s.status)) && statuses.size === jobIds.length ? statuses : undefined;
+      },
+      timeoutMs,
+      200,
+    );
+  } catch (error) {
+    throw new Error(`${String(error)}\n${await describeStuckJobs(stack, jobIds)}`, { cause: error });
+  }
+}
+
+/** What a timed-out wait leaves to go on: every unfinished task row, and the last lines of each process. */
+async function describeStuckJobs(stack: TestStack, jobIds: string[]): Promise<string> {
+  const rows = await taskRows(stack, jobIds).catch((error: unknown) => `(task rows unreadable: ${String(error)})`);
+  const unfinished =
+    typeof rows === 'string'
+      ? rows
+      : rows
+          .filter((r) => !['success', 'failed', 'cancelled', 'skipped'].includes(r.status))
+          .map((r) => `${r.role} ${r.task_id} ${r.status} step=${r.current_step} retries=${r.retry_count} owner=${r.lease_owner ?? '-'} v${r.lease_version}`)
+          .join('\n');
+  const processes = [stack.supervisor, ...stack.workers].map((p) => `--- ${p.name} (${p.running ? 'running' : 'exited'}):\n${p.tail(40)}`).join('\n');
+  return `unfinished tasks:\n${unfinished || '(none)'}\n${processes}`;
 }
 
 /** JSON log lines of a process whose `msg` is `msg`. */

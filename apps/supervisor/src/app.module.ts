@@ -3,7 +3,7 @@ import { APP_FILTER } from '@nestjs/core';
 import type { AppConfig } from '@switchyard/config';
 import type { Logger } from '@switchyard/observability';
 import { CoreModule, DATABASE, LedgerModule, RouterRuntime, routerProvider } from '@switchyard/platform';
-import { AdmissionRepository, TenantBudgetRepository, WebhookOutboxRepository, type DatabaseHandle } from '@switchyard/state';
+import { AdmissionRepository, JobWatchRepository, TenantBudgetRepository, WebhookOutboxRepository, type DatabaseHandle } from '@switchyard/state';
 import { AdmissionService } from './admission/admission.service';
 import { JOB_STARTER, QueueJobStarter } from './admission/job-starter';
 import { AdminJobsController } from './admin/jobs.controller';
@@ -24,6 +24,7 @@ import { FleetMetrics } from './metrics/fleet.metrics';
 import { MetricsModule } from './metrics/metrics.module';
 import { OpenApiController } from './openapi/openapi.controller';
 import { JobNotifications } from './notifications/job-notifications';
+import { JobWatches } from './notifications/job-watches';
 import { RequestRedisModule } from './queues/request-redis.module';
 import { SweeperModule } from './sweeper/sweeper.module';
 import { WebhookDeliveryService } from './webhooks/webhook-delivery.service';
@@ -49,6 +50,8 @@ export class SupervisorModule {
         JobsService,
         JobEventsService,
         JobNotifications,
+        JobWatches,
+        { provide: JobWatchRepository, inject: [DATABASE], useFactory: (db: DatabaseHandle) => new JobWatchRepository(db.db) },
         { provide: AdmissionRepository, inject: [DATABASE], useFactory: (db: DatabaseHandle) => new AdmissionRepository(db.db, db.pool) },
         { provide: WebhookOutboxRepository, inject: [DATABASE], useFactory: (db: DatabaseHandle) => new WebhookOutboxRepository(db.db) },
         { provide: TenantBudgetRepository, inject: [DATABASE], useFactory: (db: DatabaseHandle) => new TenantBudgetRepository(db.db) },

@@ -17,3 +17,4 @@ export * from './repositories/admin-job.repository';
 export * from './repositories/admission.repository';
 export * from './repositories/webhook-outbox.repository';
 export * from './repositories/tenant-budget.repository';
+export * from './repositories/job-watch.repository';

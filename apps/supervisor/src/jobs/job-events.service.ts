@@ -5,13 +5,15 @@ import { describeError, type Logger } from '@switchyard/observability';
 import { APP_CONFIG, LOGGER } from '@switchyard/platform';
 import { CoalescedPass } from '../notifications/coalesced-pass';
 import { JobNotifications } from '../notifications/job-notifications';
+import { JobWatches } from '../notifications/job-watches';
 import { SSE_HEARTBEAT, decideJobEvent, formatSseEvent } from './job-events';
 import type { JobResponse } from './job.presenter';
 import { JobsService } from './jobs.service';
 
 /**
  * `GET /v1/jobs/:id/events`: the job as server-sent events. Reads on every NOTIFY for the job
- * (the supervisor's one shared LISTEN connection) and every EVENTS_POLL_MS as a fallback; sends
+ * (the supervisor's one shared LISTEN connection; the job is watched meanwhile, since the task
+ * table's trigger notifies only watched jobs) and every EVENTS_POLL_MS as a fallback; sends
  * a `job` event when something the client sees changed, `: ping` every EVENTS_HEARTBEAT_MS, and
  * an `end` event with the terminal status, then closes. A client that goes away stops it all.
  */
@@ -22,6 +24,7 @@ export class JobEventsService {
   constructor(
     private readonly jobs: JobsService,
     private readonly notifications: JobNotifications,
+    private readonly watches: JobWatches,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) logger: Logger,
   ) {
@@ -31,6 +34,7 @@ export class JobEventsService {
   /** Reads the job first (another tenant's job is a 404 before any byte is sent), then calls `open` and streams into its response. */
   async stream(tenantId: string, jobId: string, open: () => ServerResponse): Promise<void> {
     const first = await this.jobs.get(tenantId, jobId);
+    const unwatch = await this.watches.watch(jobId);
     const response = open();
     response.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -63,12 +67,16 @@ export class JobEventsService {
       if (closed) return;
       closed = true;
       unsubscribe();
+      unwatch();
       clearInterval(heartbeat);
       void refresh.stop();
       response.end();
     }
     response.on('close', close);
     send(first);
-    if (!closed) refresh.start();
+    if (closed) return;
+    refresh.start();
+    // A change between the first read and the watch was not notified: read once more now.
+    void refresh.request();
   }
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { loadConfig } from '@switchyard/config';
 import { createLogger } from '@switchyard/observability';
-import { JobRepository, WebhookOutboxRepository, type NewTaskRow } from '@switchyard/state';
+import { JobRepository, JobWatchRepository, WebhookOutboxRepository, type NewTaskRow } from '@switchyard/state';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
 import { JobNotifications, type JobChannel } from './job-notifications';
 
@@ -52,9 +52,10 @@ async function createJob(withCallback: boolean): Promise<{ jobId: string; taskId
 const of = (jobId: string) => received.filter(([, payload]) => payload === jobId).map(([channel]) => channel);
 
 describe('job notifications from the task table trigger (real Postgres)', () => {
-  it('notifies the job on a status or step change only, and admission and webhooks when the job ends', async () => {
+  it('notifies a watched job on a status or step change only, and admission and webhooks when the job ends', async () => {
     const { jobId, taskId } = await createJob(true);
     const { jobId: marker } = await createJob(false);
+    await new JobWatchRepository(database.db).renew('test-watcher', [jobId, marker], 30_000);
     await database.db.execute(sql`update agent_task_state set updated_at = now(), cost_usd = 1 where task_id = ${taskId}`);
     await database.db.execute(sql`update agent_task_state set current_step = 1 where task_id = ${taskId}`);
     await database.db.execute(sql`update agent_task_state set status = 'success' where job_id = ${jobId}`);
@@ -63,5 +64,38 @@ describe('job notifications from the task table trigger (real Postgres)', () => 
     await waitFor(() => of(marker).length > 0);
     // step change (1), then one job notification for the status transaction (same payload, folded), then the terminal root.
     expect(of(jobId)).toEqual(['job', 'job', 'webhook', 'admission']);
+  });
+
+  it('sends no job notification for a job nobody watches, or whose watch expired or was released; its end still wakes admission and webhooks', async () => {
+    const watches = new JobWatchRepository(database.db);
+    const unwatched = await createJob(true);
+    const expired = await createJob(false);
+    const released = await createJob(false);
+    const { jobId: marker } = await createJob(false);
+    await watches.renew('dead-supervisor', [expired.jobId], 0);
+    await watches.renew('test-watcher', [released.jobId, marker], 30_000);
+    await watches.release('test-watcher', released.jobId);
+    for (const job of [unwatched, expired, released]) {
+      await database.db.execute(sql`update agent_task_state set current_step = 1 where task_id = ${job.taskId}`);
+      await database.db.execute(sql`update agent_task_state set status = 'success' where job_id = ${job.jobId}`);
+    }
+    await database.db.execute(sql`update agent_task_state set status = 'running' where task_id = ${marker}`);
+    await waitFor(() => of(marker).length > 0);
+    expect(of(unwatched.jobId)).toEqual(['webhook', 'admission']);
+    expect(of(expired.jobId)).toEqual(['admission']);
+    expect(of(released.jobId)).toEqual(['admission']);
+  });
+
+  it('a renewal deletes every expired watch row, and keeps each live one once', async () => {
+    const watches = new JobWatchRepository(database.db);
+    const { jobId: stale } = await createJob(false);
+    const { jobId: live } = await createJob(false);
+    await watches.renew('dead-supervisor', [stale], 0);
+    await watches.renew('w1', [live], 30_000);
+    await watches.renew('w1', [live], 30_000);
+    const rows = await database.db.execute<{ job_id: string; watcher: string }>(
+      sql`select job_id, watcher from job_watch where job_id in (${stale}, ${live})`,
+    );
+    expect(rows.rows).toEqual([{ job_id: live, watcher: 'w1' }]);
   });
 });
