@@ -16,7 +16,7 @@ import {
   settlementFor,
 } from '@switchyard/orchestration';
 import { decideAdmission, loadTenantsConfig, loadWorkflowsDir } from '@switchyard/workflows';
-import { AdmissionRepository, JobRepository, TaskLeaseRepository, connectDatabase, type DatabaseHandle, type NewTaskRow } from '@switchyard/state';
+import { AdmissionRepository, JobRepository, TaskLeaseRepository, connectDatabase, type DatabaseHandle } from '@switchyard/state';
 import { cpuSnapshot, cpuSpent } from '../support/cpu';
 import { InstantModelRouter } from '../support/fake-model-router';
 import { Cleanup, QueryCounter, connectRedis, deleteKeys } from '../support/resources';
@@ -210,11 +210,12 @@ async function timedJobs(request: RoundRequest, p: Process, label: string, jobs:
       await withSpan('POST /v1/jobs', extractTraceContext({}), {}, async () => {
         const { workflow, submission } = parseWorkflowSubmission(submissionBody(s.children, n), workflows);
         const plan = planWorkflowJob(workflow, submission, { tenantId: tenant, newId: randomUUID, trace: injectTraceCarrier() });
-        const queued = (row: NewTaskRow): NewTaskRow => (ADMISSION ? { ...row, status: 'queued' } : row);
-        const created = await supervisorJobs.createJob(queued(plan.root), plan.tasks.map(queued));
+        const created = ADMISSION
+          ? await supervisorJobs.createJobAdmitting(plan.root, plan.tasks, { tenant: GLOBAL_RUNNING_LIMIT, global: GLOBAL_RUNNING_LIMIT })
+          : { ...(await supervisorJobs.createJob(plan.root, plan.tasks)), admitted: true };
         if (!created.created) throw new Error('bench job was not created');
-        // Not admitted now (the fleet at its limit): a pass at a job's end starts it.
-        if (!ADMISSION || (await admitNow(admission, supervisorQueues, [plan.jobId])).includes(plan.jobId)) await supervisorQueues.enqueue(plan.ready);
+        // Left queued by its insert: this submission's pass; not admitted then either (the fleet at its limit): a pass at a job's end starts it.
+        if (created.admitted || (await admitNow(admission, supervisorQueues, [plan.jobId])).includes(plan.jobId)) await supervisorQueues.enqueue(plan.ready);
         p.supervisorLogger.info({ job_id: plan.jobId, tenant_id: tenant, type: submission.type, tasks: plan.tasks.length }, 'job submitted');
       });
       progress.submitted += 1;

@@ -47,6 +47,11 @@ export class AdmissionService implements OnApplicationBootstrap, OnModuleDestroy
     await this.background.stop();
   }
 
+  /** The running limits a new job of `tenantId` is admitted under: its tenant's and the fleet's. */
+  limitsFor(tenantId: string): { tenant: number; global: number } {
+    return { tenant: this.tenants.limitsOf(tenantId).max_running_jobs, global: this.tenants.current().global.max_running_jobs };
+  }
+
   /**
    * Runs one pass now and returns the admitted job ids; every admitted job except those in
    * `startedByCaller` is started here (the submitting request starts its own job itself).

@@ -37,8 +37,10 @@ export class JobsService {
   ) {}
 
   /**
-   * Validates against the job type's workflow, writes the job tree in one statement as `queued`
-   * (Postgres is the record: from here the job is accepted), then runs an admission pass. An
+   * Validates against the job type's workflow and writes the job tree in one statement (Postgres
+   * is the record: from here the job is accepted): admitted (`pending`) by that statement when
+   * nothing waits and the limits allow, else `queued`, followed by an admission pass. A job
+   * with a callback always goes in `queued`, so that its callback is stored before it can run. An
    * admitted job's tasks without dependencies are enqueued (the others as their dependencies
    * finish) within REDIS_REQUEST_TIMEOUT_MS; if the queue cannot take it in time (Redis away), its
    * pending tasks have no queue entry and the sweeper's reconcile enqueues them once Redis
@@ -61,8 +63,11 @@ export class JobsService {
         ...(idempotencyKey ? { idempotency: { key: idempotencyKey, requestHash: hash } } : {}),
       });
       span.setAttributes({ 'switchyard.job_id': plan.jobId, 'switchyard.tasks': plan.tasks.length });
+      if (submission.callback_url === undefined) {
+        return { plan, created: await this.jobs.createJobAdmitting(plan.root, plan.tasks, this.admission.limitsFor(tenantId)) };
+      }
       const queued = (row: NewTaskRow): NewTaskRow => ({ ...row, status: 'queued' });
-      return { plan, created: await this.jobs.createJob(queued(plan.root), plan.tasks.map(queued)) };
+      return { plan, created: { ...(await this.jobs.createJob(queued(plan.root), plan.tasks.map(queued))), admitted: false } };
     });
     if (!created.created) {
       if (created.existing.requestHash !== hash) {
@@ -73,9 +78,9 @@ export class JobsService {
     // Nothing of a queued job runs, so its callback is in place before it can end.
     if (submission.callback_url !== undefined) await this.webhooks.setCallback(tenantId, plan.jobId, submission.callback_url);
     const logFields = { job_id: plan.jobId, tenant_id: tenantId, type: submission.type, tasks: plan.tasks.length };
-    let admitted: string[];
+    let admitted: string[] = [plan.jobId];
     try {
-      admitted = await this.admission.admitNow([plan.jobId]);
+      if (!created.admitted) admitted = await this.admission.admitNow([plan.jobId]);
     } catch (error) {
       // The job is stored; the next background pass admits it.
       this.logger.warn({ ...logFields, err: describeError(error) }, 'admission pass failed at submit; the job waits queued');

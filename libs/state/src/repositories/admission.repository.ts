@@ -50,7 +50,8 @@ select
 const ADMIT_SQL = `/* sy:admit */
 with admitted as (
   update agent_task_state set status = 'pending', updated_at = now()
-  where job_id = any($1::uuid[]) and status = 'queued'
+  -- By job, whatever the statistics say (migration 0012 says why the status is compared as text).
+  where job_id = any($1::uuid[]) and status::text = 'queued'
   returning task_id, job_id, tenant_id, role, trace_context, queue_job_id, parent_task_id, depends_on, ordinal, created_at
 )
 select task_id, job_id, tenant_id, role, trace_context, queue_job_id from admitted a

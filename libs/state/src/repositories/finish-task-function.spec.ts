@@ -19,12 +19,14 @@ describe('switchyard_finish_task (migration 0009)', () => {
     expect(migration).toContain(squash(dependenciesDoneSql('d')));
   });
 
-  it("admits (switchyard_admit, migration 0010) with the text of the fan-in clause (dependenciesDoneSql('a'))", () => {
-    expect(squash(readFileSync(join(MIGRATIONS_FOLDER, '0010_admission_functions.sql'), 'utf8'))).toContain(squash(dependenciesDoneSql('a')));
+  it("admits (switchyard_admit, migrations 0010 and 0012) with the text of the fan-in clause (dependenciesDoneSql('a'))", () => {
+    for (const file of ['0010_admission_functions.sql', '0012_admit_new_job_at_insert.sql']) {
+      expect(squash(readFileSync(join(MIGRATIONS_FOLDER, file), 'utf8'))).toContain(squash(dependenciesDoneSql('a')));
+    }
   });
 
   it('is listed in the migration journal', () => {
     const journal = JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string }[] };
-    expect(journal.entries.map((e) => e.tag)).toEqual(expect.arrayContaining(['0009_finish_task_function', '0010_admission_functions']));
+    expect(journal.entries.map((e) => e.tag)).toEqual(expect.arrayContaining(['0009_finish_task_function', '0010_admission_functions', '0012_admit_new_job_at_insert']));
   });
 });

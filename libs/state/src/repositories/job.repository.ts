@@ -33,6 +33,28 @@ with root as (
 select exists (select 1 from root) as created`;
 
 /**
+ * CREATE_JOB_SQL for a submission that may start at once: every row goes in `pending` when
+ * `switchyard_may_admit_new_job` (migration 0012: under the admission lock, nothing queued, the
+ * tenant's limit $4 and the fleet's $5 not reached for tenant $3) says so, else `queued`.
+ */
+const CREATE_JOB_ADMITTING_SQL = `/* sy:createJobAdmitting */
+with admit as (
+  select (case when switchyard_may_admit_new_job($3::text, $4::int, $5::int) then 'pending' else 'queued' end)::task_status as status
+), root as (
+  insert into agent_task_state (${taskInsert.columns})
+  select ${taskInsert.valuesWith({ status: '(select status from admit)' })} from jsonb_populate_record(null::agent_task_state, $1::jsonb) r
+  on conflict (tenant_id, idempotency_key) where parent_task_id is null and idempotency_key is not null do nothing
+  returning task_id, status
+), tasks as (
+  ${taskInsert.insertFromArray(2, { status: '(select status from admit)' })}
+  where exists (select 1 from root)
+  returning 1
+)
+select exists (select 1 from root) as created, coalesce((select status = 'pending' from root), false) as admitted`;
+
+export type CreateAdmittingJobResult = { created: true; jobId: string; admitted: boolean } | { created: false; existing: TaskRow };
+
+/**
  * A tenant's jobs, as the API (`/v1/jobs`) reads and changes them: every method takes the
  * tenant, and touches nothing of another tenant. `createJob` takes it on the rows.
  */
@@ -58,14 +80,37 @@ export class JobRepository {
       values: [JSON.stringify(taskInsert.toJson(root)), JSON.stringify(tasks.map(taskInsert.toJson))],
     });
     if (result.rows[0]?.created) return { created: true, jobId: root.taskId };
-    // Rare (a repeated submission): read the job that holds the key. A separate statement also
-    // sees a job that a concurrent submission committed after this statement's snapshot.
+    return { created: false, existing: await this.jobHoldingKey(root) };
+  }
+
+  /**
+   * Rare (a repeated submission): the job that holds the root's idempotency key. A separate
+   * statement also sees a job that a concurrent submission committed after the insert's snapshot.
+   */
+  private async jobHoldingKey(root: NewTaskRow): Promise<TaskRow> {
     const [existing] = await this.db
       .select()
       .from(t)
       .where(and(eq(t.tenantId, root.tenantId), eq(t.idempotencyKey, root.idempotencyKey ?? ''), isNull(t.parentTaskId)));
     if (!existing) throw new Error('idempotency conflict without an existing job');
-    return { created: false, existing };
+    return existing;
+  }
+
+  /**
+   * `createJob` for a new submission, admitted in the same statement when a pass would admit it
+   * now (nothing queued, `limits` not reached; migration 0012 says why that is the pass's
+   * decision): then its rows are `pending` (`admitted`), else `queued`, for a pass to admit.
+   * Whatever the rows' `status` fields say, the statement decides.
+   */
+  async createJobAdmitting(root: NewTaskRow, tasks: NewTaskRow[], limits: { tenant: number; global: number }): Promise<CreateAdmittingJobResult> {
+    const result = await this.pool.query<{ created: boolean; admitted: boolean }>({
+      name: 'sy-create-job-admitting',
+      text: CREATE_JOB_ADMITTING_SQL,
+      values: [JSON.stringify(taskInsert.toJson(root)), JSON.stringify(tasks.map(taskInsert.toJson)), root.tenantId, limits.tenant, limits.global],
+    });
+    const row = result.rows[0];
+    if (row?.created) return { created: true, jobId: root.taskId, admitted: row.admitted };
+    return { created: false, existing: await this.jobHoldingKey(root) };
   }
 
   /** Removes a job whose queue entries could not be written, so nothing is half-submitted. */

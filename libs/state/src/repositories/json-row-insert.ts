@@ -11,8 +11,10 @@ export interface JsonRowInsert<Row> {
   readonly columns: string;
   /** The select list over the expanded record `r`, defaults applied: `r.a, coalesce(r.b, 0), …`. */
   readonly values: string;
-  /** `insert into <table> (<columns>) select <values> from jsonb_populate_recordset(null::<table>, $n::jsonb) r`. */
-  insertFromArray(parameter: number): string;
+  /** `values` with the given columns set to SQL expressions of the statement's instead of the rows' fields. */
+  valuesWith(overrides: Readonly<Record<string, string>>): string;
+  /** `insert into <table> (<columns>) select <values> from jsonb_populate_recordset(null::<table>, $n::jsonb) r`, with `overrides` as in `valuesWith`. */
+  insertFromArray(parameter: number, overrides?: Readonly<Record<string, string>>): string;
   /** A row as JSON keyed by column name; null and undefined fields are left out. */
   toJson(row: Row): Record<string, unknown>;
 }
@@ -30,11 +32,20 @@ export function jsonRowInsert<Row extends object>(
   }
   const columns = all.filter((c) => !generated.has(c.name));
   const columnList = columns.map((c) => c.name).join(', ');
-  const values = columns.map((c) => (defaults[c.name] ? `coalesce(r.${c.name}, ${defaults[c.name]})` : `r.${c.name}`)).join(', ');
+  const valuesWith = (overrides: Readonly<Record<string, string>>): string => {
+    for (const column of Object.keys(overrides)) {
+      if (!columns.some((c) => c.name === column)) throw new Error(`${name}: no column ${column} to override`);
+    }
+    return columns
+      .map((c) => overrides[c.name] ?? (defaults[c.name] ? `coalesce(r.${c.name}, ${defaults[c.name]})` : `r.${c.name}`))
+      .join(', ');
+  };
   return {
     columns: columnList,
-    values,
-    insertFromArray: (parameter) => `insert into ${name} (${columnList}) select ${values} from jsonb_populate_recordset(null::${name}, $${parameter}::jsonb) r`,
+    values: valuesWith({}),
+    valuesWith,
+    insertFromArray: (parameter, overrides = {}) =>
+      `insert into ${name} (${columnList}) select ${valuesWith(overrides)} from jsonb_populate_recordset(null::${name}, $${parameter}::jsonb) r`,
     toJson: (row) => {
       const out: Record<string, unknown> = {};
       for (const { key, name: column } of columns) {

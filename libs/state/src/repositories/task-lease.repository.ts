@@ -59,16 +59,22 @@ export type TaskFinish =
     }
   | { status: 'skipped'; reason: string; routes: RouteRecord[] };
 
-/** The claim of the tasks that `which` picks (each pending, its dependencies done), with each one's job context. */
+/**
+ * The claim of the tasks that `which` picks (each pending, its dependencies done), with each one's job context.
+ * The rows are found by id whatever the statistics say: compared as text, the status does not
+ * match the partial index of pending rows, which the planner otherwise takes while its
+ * statistics say few rows are pending, and then walks every pending row for a batch of claims
+ * (auto_explain in bench 1, session 6; likewise the checkpoints' batch and the admission flip).
+ */
 const claimSql = (name: string, which: string) => `/* sy:${name} */
 with claimed as (
   update agent_task_state set status = 'running', lease_owner = $2, lease_version = lease_version + 1,
     started_at = coalesce(started_at, now()), updated_at = now(), error = null
-  where ${which} and status = 'pending' and ${dependenciesDoneSql('agent_task_state')}
+  where ${which} and status::text = 'pending' and ${dependenciesDoneSql('agent_task_state')}
   returning *
 ), job as (
   update agent_task_state set status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
-  where task_id in (select job_id from claimed) and status = 'pending'
+  where task_id in (select job_id from claimed) and status::text = 'pending'
   returning task_id
 )
 select c.*, r.input_summary -> 'meta' as job_meta, r.workflow_hash as job_workflow_hash, r.job_type as job_job_type, r.total_steps as job_task_count
@@ -118,7 +124,7 @@ with i as (
 ), written as (
   update agent_task_state t set current_step = i.step + 1, step_checkpoints = t.step_checkpoints || jsonb_build_array(i.checkpoint), updated_at = now()
   from i
-  where t.task_id = i.task_id and t.lease_owner = i.owner and t.lease_version = i.version and t.status = 'running' and t.current_step = i.step
+  where t.task_id = i.task_id and t.lease_owner = i.owner and t.lease_version = i.version and t.status::text = 'running' and t.current_step = i.step
   returning t.task_id, t.job_id, i.omit
 )
 select w.task_id, switchyard_jsonb_without(r.input_summary -> 'input', w.omit) as job_input
