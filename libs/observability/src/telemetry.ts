@@ -1,6 +1,7 @@
 import { context, createContextKey, diag, DiagLogLevel, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type SpanOptions } from '@opentelemetry/api';
-import { NodeSDK } from '@opentelemetry/sdk-node';
-import { AlwaysOffSampler, NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { AlwaysOffSampler, BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import type { TraceCarrier } from '@switchyard/contracts';
 import type { Logger } from 'pino';
 
@@ -27,17 +28,32 @@ export interface Telemetry {
  * Starts OpenTelemetry. Without an exporter configured, spans are not recorded: each is a
  * non-recording span with its own ids, so trace ids still exist and travel with every queue
  * job, upstream call (`traceparent`, not sampled) and log line, at a fraction of the cost of
- * building spans nobody reads.
+ * building spans nobody reads. That needs only a tracer provider, the async-context manager and
+ * the W3C propagators; the full SDK (its exporters, gRPC included: ~14 MB of a worker's RSS) is
+ * loaded only when spans are exported.
  */
 export function startTelemetry(options: TelemetryOptions): Telemetry {
   if (options.logger) routeDiagnostics(options.logger, options.diagIntervalMs ?? 30_000);
-  const sdk = new NodeSDK({
-    serviceName: process.env.OTEL_SERVICE_NAME?.trim() || options.serviceName,
-    instrumentations: [],
-    ...(options.exportFromEnv ? {} : { spanProcessors: [new NoopSpanProcessor()], sampler: new AlwaysOffSampler() }),
-  });
-  sdk.start();
-  return { shutdown: () => sdk.shutdown() };
+  if (options.exportFromEnv) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load: only a process that exports spans pays for the SDK.
+    const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
+    const sdk = new NodeSDK({ serviceName: process.env.OTEL_SERVICE_NAME?.trim() || options.serviceName, instrumentations: [] });
+    sdk.start();
+    return { shutdown: () => sdk.shutdown() };
+  }
+  // What NodeSDK sets up without exporters, as it does it: AsyncLocalStorage contexts, trace context and baggage.
+  const provider = new BasicTracerProvider({ sampler: new AlwaysOffSampler() });
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
+  trace.setGlobalTracerProvider(provider);
+  return {
+    shutdown: async () => {
+      await provider.shutdown();
+      trace.disable();
+      propagation.disable();
+      context.disable();
+    },
+  };
 }
 
 /**
