@@ -61,10 +61,11 @@ export type TaskFinish =
 
 /**
  * The claim of the tasks that `which` picks (each pending, its dependencies done), with each one's job context.
- * The rows are found by id whatever the statistics say: compared as text, the status does not
- * match the partial index of pending rows, which the planner otherwise takes while its
- * statistics say few rows are pending, and then walks every pending row for a batch of claims
- * (auto_explain in bench 1, session 6; likewise the checkpoints' batch and the admission flip).
+ * The status is compared as text so that the rows are found by id (`which`) whatever the
+ * statistics say: the partial index of pending rows matches `status = 'pending'`, and the planner
+ * took it whenever its statistics said few rows were pending, then walked every entry of it —
+ * thousands of dead ones in a table vacuumed late (auto_explain in bench 1, session 6; the same for
+ * the checkpoints' batch and the admission flip).
  */
 const claimSql = (name: string, which: string) => `/* sy:${name} */
 with claimed as (
@@ -114,9 +115,12 @@ returning (select ${jobInputWithout(8, omitted)} from agent_task_state r where r
 
 /**
  * Several `checkpointReadingInputSql` in one statement (group commit): $1 a JSON array of
- * {task_id, owner, version, step, checkpoint, omit}. Each row is written only under its own
- * lease fence (the columns of FENCE, per item) and at its expected step; the rows that come back
- * are the ones written, each with its job's input without its own `omit` paths.
+ * {task_id, owner, version, step, checkpoint, omit}, $2 their task ids. The rows are found by
+ * primary key through $2 whatever the statistics say (the status compared as text, as in
+ * `claimSql`): joined only to the JSON rows, the planner walked every entry of the running-task
+ * index instead. Each row is written only under its own lease fence (the columns of FENCE, per
+ * item) and at its expected step; the rows that come back are the ones written, each with its
+ * job's input without its own `omit` paths.
  */
 const CHECKPOINTS_READING_INPUT_SQL = `/* sy:checkpointsReadingInput */
 with i as (
@@ -124,7 +128,7 @@ with i as (
 ), written as (
   update agent_task_state t set current_step = i.step + 1, step_checkpoints = t.step_checkpoints || jsonb_build_array(i.checkpoint), updated_at = now()
   from i
-  where t.task_id = i.task_id and t.lease_owner = i.owner and t.lease_version = i.version and t.status::text = 'running' and t.current_step = i.step
+  where t.task_id = any($2::uuid[]) and t.task_id = i.task_id and t.lease_owner = i.owner and t.lease_version = i.version and t.status::text = 'running' and t.current_step = i.step
   returning t.task_id, t.job_id, i.omit
 )
 select w.task_id, switchyard_jsonb_without(r.input_summary -> 'input', w.omit) as job_input
@@ -353,7 +357,7 @@ export class TaskLeaseRepository {
     const result = await this.pool.query<{ task_id: string; job_input: unknown }>({
       name: 'sy-checkpoints-reading-input',
       text: CHECKPOINTS_READING_INPUT_SQL,
-      values: [JSON.stringify(rows)],
+      values: [JSON.stringify(rows), rows.map((row) => row.task_id)],
     });
     const written = new Map(result.rows.map((row) => [row.task_id, row.job_input]));
     return items.map(({ lease }) => (written.has(lease.taskId) ? { written: true, jobInput: written.get(lease.taskId) } : { written: false }));
