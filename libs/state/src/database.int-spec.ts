@@ -49,3 +49,31 @@ describe('connectDatabase pool mode (real Postgres)', () => {
     await expect(servedByTransactionPooler(URL_DIRECT)).resolves.toBe(false);
   });
 });
+
+describe('connectDatabase when Postgres drops a connection (real Postgres)', () => {
+  it('a client checked out between two statements of a transaction fails its next statement, and the process does not crash', async () => {
+    const handle = connectDatabase(URL_DIRECT, { max: 2, application_name: 'switchyard-test-dropped' });
+    const killer = connectDatabase(URL_DIRECT, { max: 1, application_name: 'switchyard-test-killer' });
+    const crashes: unknown[] = [];
+    const onUncaught = (error: unknown) => crashes.push(error);
+    // Jest's own handler would fail the run; this one counts what would have taken a process down.
+    process.prependListener('uncaughtException', onUncaught);
+    try {
+      const client = await handle.pool.connect();
+      await client.query('begin');
+      const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
+      // What a Postgres restart does to every connection (fast shutdown), here to this one alone.
+      await killer.pool.query('select pg_terminate_backend($1)', [rows[0]!.pid]);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(crashes).toEqual([]);
+      await expect(client.query('select 1')).rejects.toThrow();
+      client.release(true);
+      // The pool goes on with a new connection.
+      expect((await handle.pool.query<{ n: number }>('select 1 as n')).rows[0]!.n).toBe(1);
+    } finally {
+      process.removeListener('uncaughtException', onUncaught);
+      await handle.close();
+      await killer.close();
+    }
+  });
+});

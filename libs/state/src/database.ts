@@ -58,6 +58,11 @@ export function connectDatabase(url: string, options: ConnectDatabaseOptions = {
   // An idle client losing its connection (Postgres restart) is reported here; without a
   // listener it would crash the process. The pool replaces the client on next use.
   pool.on('error', () => undefined);
+  // A checked-out client has no listener of the pool's: one that loses its connection between two
+  // statements of a transaction (a Postgres restart mid-transaction) emitted an 'error' nobody
+  // heard, and that crashed the process (the e2e Postgres-restart drill, seen in CI). Its next
+  // statement fails instead, and the pool drops it when it is released.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = drizzle(pool, { schema });
   return { db, pool, close: () => pool.end() };
 }
