@@ -17,40 +17,36 @@ const MAX_CALLS_PER_STEP = 4;
 
 /**
  * One statement: the root row (skipped when its idempotency key is taken), then the tasks
- * only when the root went in. $1: the root as JSON, $2: the tasks as a JSON array.
+ * only when the root went in. $1: the root as JSON, $2: the tasks as a JSON array. With `admit`,
+ * its CTE goes first and every row's status is its `status` expression, not the rows' own.
  */
-const CREATE_JOB_SQL = `/* sy:createJob */
-with root as (
+const createJobSql = (name: string, admit?: { cte: string; status: string }) => {
+  const overrides: Record<string, string> = admit ? { status: admit.status } : {};
+  return `/* sy:${name} */
+with ${admit ? `${admit.cte}, ` : ''}root as (
   insert into agent_task_state (${taskInsert.columns})
-  select ${taskInsert.values} from jsonb_populate_record(null::agent_task_state, $1::jsonb) r
+  select ${taskInsert.valuesWith(overrides)} from jsonb_populate_record(null::agent_task_state, $1::jsonb) r
   on conflict (tenant_id, idempotency_key) where parent_task_id is null and idempotency_key is not null do nothing
-  returning task_id
+  returning task_id, status
 ), tasks as (
-  ${taskInsert.insertFromArray(2)}
+  ${taskInsert.insertFromArray(2, overrides)}
   where exists (select 1 from root)
   returning 1
 )
-select exists (select 1 from root) as created`;
+select exists (select 1 from root) as created, coalesce((select status = 'pending' from root), false) as admitted`;
+};
+
+const CREATE_JOB_SQL = createJobSql('createJob');
 
 /**
  * CREATE_JOB_SQL for a submission that may start at once: every row goes in `pending` when
  * `switchyard_may_admit_new_job` (migration 0012: under the admission lock, nothing queued, the
  * tenant's limit $4 and the fleet's $5 not reached for tenant $3) says so, else `queued`.
  */
-const CREATE_JOB_ADMITTING_SQL = `/* sy:createJobAdmitting */
-with admit as (
-  select (case when switchyard_may_admit_new_job($3::text, $4::int, $5::int) then 'pending' else 'queued' end)::task_status as status
-), root as (
-  insert into agent_task_state (${taskInsert.columns})
-  select ${taskInsert.valuesWith({ status: '(select status from admit)' })} from jsonb_populate_record(null::agent_task_state, $1::jsonb) r
-  on conflict (tenant_id, idempotency_key) where parent_task_id is null and idempotency_key is not null do nothing
-  returning task_id, status
-), tasks as (
-  ${taskInsert.insertFromArray(2, { status: '(select status from admit)' })}
-  where exists (select 1 from root)
-  returning 1
-)
-select exists (select 1 from root) as created, coalesce((select status = 'pending' from root), false) as admitted`;
+const CREATE_JOB_ADMITTING_SQL = createJobSql('createJobAdmitting', {
+  cte: `admit as (select (case when switchyard_may_admit_new_job($3::text, $4::int, $5::int) then 'pending' else 'queued' end)::task_status as status)`,
+  status: '(select status from admit)',
+});
 
 export type CreateAdmittingJobResult = { created: true; jobId: string; admitted: boolean } | { created: false; existing: TaskRow };
 
