@@ -13,7 +13,8 @@ import { AdminTokenGuard } from './auth/admin-token.guard';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { ApiKeyRegistry } from './auth/api-keys';
 import { CostsModule } from './costs/costs.module';
-import { GatewayController, ModelsController } from './gateway/gateway.controller';
+import { ChatCompletionsRoute } from './gateway/chat-completions.route';
+import { ModelsController } from './gateway/models.controller';
 import { GatewayService } from './gateway/gateway.service';
 import { HealthController } from './health/health.controller';
 import { HttpExceptionFilter } from './http/http-exception.filter';
@@ -45,7 +46,7 @@ export class SupervisorModule {
         WorkflowsModule,
         SweeperModule,
       ],
-      controllers: [JobsController, WorkflowsController, HealthController, AdminTasksController, GatewayController, ModelsController, AdminTargetsController, AdminJobsController, OpenApiController],
+      controllers: [JobsController, WorkflowsController, HealthController, AdminTasksController, ModelsController, AdminTargetsController, AdminJobsController, OpenApiController],
       providers: [
         JobsService,
         JobEventsService,
@@ -63,6 +64,7 @@ export class SupervisorModule {
         // Needs the router, so it lives beside it rather than in MetricsModule.
         FleetMetrics,
         GatewayService,
+        ChatCompletionsRoute,
         AdminTokenGuard,
         ApiKeyGuard,
         { provide: ApiKeyRegistry, useValue: new ApiKeyRegistry(config.API_KEYS) },

@@ -7,10 +7,12 @@ import { createLogger, describeError, startTelemetry } from '@switchyard/observa
 import { NestPinoLogger, checkDeploymentOrExit, closeOnSignals } from '@switchyard/platform';
 import { preloadTokenizer } from '@switchyard/router';
 import { SupervisorModule } from './app.module';
+import { ChatCompletionsRoute } from './gateway/chat-completions.route';
 import { clientErrorHandler, frameworkErrors } from './http/framework-errors';
 import { traceHttpRequests } from './http/http-tracing';
 import { parseJsonBody } from './http/json-body';
 import { resolveListenHost } from './http/listen-host';
+import { RoutesBelowFastify } from './http/routes-below-fastify';
 import { serveStaticAssets } from './static/static-assets';
 
 async function bootstrap(): Promise<void> {
@@ -31,9 +33,10 @@ async function bootstrap(): Promise<void> {
       'DEV MODE: API_KEYS is not set, so every request runs as tenant "dev" without authentication; listening on loopback only. Set API_KEYS=tenant:key,... for any shared use.',
     );
   }
+  const routesBelowFastify = new RoutesBelowFastify();
   const app = await NestFactory.create<NestFastifyApplication>(
     SupervisorModule.forRoot(config, logger),
-    new FastifyAdapter({ bodyLimit: config.MAX_BODY_BYTES, frameworkErrors, clientErrorHandler, genReqId: () => randomUUID() }),
+    new FastifyAdapter({ bodyLimit: config.MAX_BODY_BYTES, frameworkErrors, clientErrorHandler, genReqId: () => randomUUID(), serverFactory: routesBelowFastify.serverFactory }),
     { logger: new NestPinoLogger(logger), bufferLogs: false, bodyParser: false },
   );
   // Our JSON parser instead of fastify's: it bounds nesting and refuses NUL, lone surrogates and prototype keys, naming the path.
@@ -47,6 +50,7 @@ async function bootstrap(): Promise<void> {
       done(error as Error, undefined);
     }
   });
+  routesBelowFastify.mount(app.get(ChatCompletionsRoute));
   await serveStaticAssets(app, logger);
   await app.listen(config.PORT, host);
   logger.info({ port: config.PORT, host, queue_prefix: config.QUEUE_PREFIX }, 'supervisor listening');

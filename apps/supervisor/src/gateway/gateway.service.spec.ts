@@ -1,6 +1,7 @@
 import { CallAbortedError } from '@switchyard/router';
 import { ApiError } from '../http/api-error';
-import { RetryLaterError, toApiError } from './gateway.service';
+import { RetryLaterError } from '../http/api-error';
+import { toApiError } from './gateway.service';
 import { QueueFullError, QueueTimeoutError } from './slot-wait-queue';
 
 describe('toApiError', () => {

@@ -13,7 +13,7 @@ import {
   estimateTokens,
   type ChatCallResult,
 } from '@switchyard/router';
-import { ApiError } from '../http/api-error';
+import { ApiError, RetryLaterError } from '../http/api-error';
 import { REQUEST_REDIS } from '../queues/request-redis.module';
 import { tenantRouterError } from '../http/tenant-errors';
 import type { ParsedChatRequest } from './chat-completion.schema';
@@ -43,18 +43,6 @@ export interface GatewayCall {
   includeUsage?: boolean;
   /** Aborted when the client goes away: the upstream call is cancelled. */
   signal?: AbortSignal;
-}
-
-/** A 503 (or 429) the client should retry after `retryAfterS` seconds (sent as `Retry-After`). */
-export class RetryLaterError extends ApiError {
-  constructor(
-    code: string,
-    message: string,
-    readonly retryAfterS: number,
-    status: HttpStatus = HttpStatus.SERVICE_UNAVAILABLE,
-  ) {
-    super(status, code, message);
-  }
 }
 
 const RETRY_AFTER_S = 2;

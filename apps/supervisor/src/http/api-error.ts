@@ -32,3 +32,15 @@ export class ApiError extends HttpException {
     return new ApiError(HttpStatus.SERVICE_UNAVAILABLE, code, message);
   }
 }
+
+/** A 503 (or 429) the client should retry after `retryAfterS` seconds (sent as `Retry-After`). */
+export class RetryLaterError extends ApiError {
+  constructor(
+    code: string,
+    message: string,
+    readonly retryAfterS: number,
+    status: HttpStatus = HttpStatus.SERVICE_UNAVAILABLE,
+  ) {
+    super(status, code, message);
+  }
+}

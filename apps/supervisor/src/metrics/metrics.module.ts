@@ -13,5 +13,7 @@ import { MetricsController } from './metrics.controller';
     JobStatusMetrics,
     { provide: JobStatsRepository, inject: [DATABASE], useFactory: (database: DatabaseHandle) => new JobStatsRepository(database.db) },
   ],
+  // The chat route below fastify counts its requests itself.
+  exports: [HttpMetrics],
 })
 export class MetricsModule {}

@@ -26,8 +26,11 @@ export interface RouteSpec {
   summary: string;
   tag: 'jobs' | 'gateway' | 'admin' | 'operations';
   auth: RouteAuth;
-  /** Served by a fastify plugin rather than a Nest controller (the dashboard's static files). */
-  servedBy?: 'static';
+  /**
+   * Not a Nest controller's: `static`, a fastify plugin (the dashboard's files); `http`, the HTTP
+   * server itself, below fastify (the chat completions route).
+   */
+  servedBy?: 'static' | 'http';
   params?: z.ZodObject;
   query?: z.ZodObject;
   headers?: z.ZodObject;
@@ -156,6 +159,7 @@ export const ROUTES: readonly RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/chat/completions',
+    servedBy: 'http',
     summary: 'OpenAI-compatible chat completion, routed by `metadata` and the `model` alias; the whole chat surface passed through',
     tag: 'gateway',
     auth: 'api_key',
