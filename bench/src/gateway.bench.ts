@@ -419,9 +419,10 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
  */
 const GATEWAY_PARTS: readonly ProfilePart[] = [
   { name: 'GC and VM', frame: /^\((garbage collector|program)\)/ },
-  { name: 'answer to the client (fastify reply, serialize, socket write)', frame: /^(writePayload|onSendEnd|safeWriteHead|onSendHook|serialize|Reply\.send) fastify / },
+  // The chat route serves below fastify (chat-completions.route): its own frames are its answer's writing and headers.
+  { name: 'answer to the client (reply, serialize, socket write)', frame: /^(writePayload|onSendEnd|safeWriteHead|onSendHook|serialize|Reply\.send) fastify |chat-completions\.route|routes-below-fastify/ },
   { name: 'upstream call (undici, our request and SSE read, assembly)', frame: / undici |upstream-fetch|pass-through|sse-event-reader|choice-assembler|^streamedUpstream / },
-  { name: 'request body read + JSON parse', frame: /ContentTypeParser|^rawBody fastify|json-body|^readBody / },
+  { name: 'request body read + JSON parse', frame: /ContentTypeParser|^rawBody fastify|json-body|request-body|^readBody / },
   { name: 'request validation (zod, SafeString, meta)', frame: /chat-completion\.schema| zod |safe-string/ },
   { name: 'observers after the attempt (metrics, ledger, decision log)', frame: /^notify @switchyard|ledger|decision-log|upstream-metrics/ },
   { name: 'routing decision (rules, health, tokens)', frame: /decide|route-selector|estimate-tokens|gpt-tokenizer|sliding-window|health|live-target/ },

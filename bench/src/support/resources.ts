@@ -33,14 +33,25 @@ export class Cleanup {
   }
 }
 
-/** A fresh database with the real migrations; the name is random so runs never meet. */
+/**
+ * A fresh database with the real migrations; the name is random so runs never meet. Profiling
+ * switches: BENCH_KEEP_DATABASE=1 leaves it behind (to read its statistics and plans afterwards);
+ * BENCH_EXPERIMENT_SQL runs after the migrations (e.g. an index dropped, to measure what it costs).
+ */
 export async function createBenchDatabase(cleanup: Cleanup): Promise<string> {
   const url = new URL(BASE_DATABASE_URL);
   url.pathname = `/switchyard_bench_${randomBytes(6).toString('hex')}`;
   const dbUrl = url.toString();
   // Registered first so that it runs last, after every pool on it is closed.
-  cleanup.add(`drop database ${url.pathname.slice(1)}`, () => dropDatabase(dbUrl));
+  if (process.env.BENCH_KEEP_DATABASE !== '1') cleanup.add(`drop database ${url.pathname.slice(1)}`, () => dropDatabase(dbUrl));
   await migrateDatabase(dbUrl);
+  if (process.env.BENCH_EXPERIMENT_SQL) {
+    const { Client } = await import('pg');
+    const client = new Client({ connectionString: dbUrl });
+    await client.connect();
+    await client.query(process.env.BENCH_EXPERIMENT_SQL);
+    await client.end();
+  }
   return dbUrl;
 }
 

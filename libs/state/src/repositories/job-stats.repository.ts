@@ -1,7 +1,8 @@
-import { and, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
+import { and, inArray, isNull, sql } from 'drizzle-orm';
 import { TASK_STATUSES, type TaskStatus } from '@switchyard/contracts';
 import type { Database } from '../database';
 import { agentTaskState as t } from '../schema';
+import { staleRunningTask } from './task-clauses';
 
 /** Operator-wide job counts, for /metrics. Not tenant data: counts only, across tenants. */
 export class JobStatsRepository {
@@ -34,7 +35,7 @@ export class JobStatsRepository {
     const rows = await this.db
       .select({ n: sql<number>`count(*)::int` })
       .from(t)
-      .where(and(eq(t.status, 'running'), lt(t.updatedAt, sql`now() - make_interval(secs => ${staleAfterMs / 1000})`)));
+      .where(staleRunningTask(staleAfterMs));
     return Number(rows[0]?.n ?? 0);
   }
 }

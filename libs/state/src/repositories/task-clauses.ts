@@ -47,6 +47,25 @@ export function leaseFence(lease: Lease): SQL {
 }
 
 /**
+ * The staleness clause, its one home: a running task silent for `staleAfterMs` (no status or
+ * lease change, checkpoint or heartbeat). `updated_at` is never later than the last sign of
+ * life, so its condition (the running index's key) bounds the scan, and the row's own
+ * `heartbeat_at` decides.
+ */
+export function staleRunningTask(staleAfterMs: number): SQL {
+  const cutoff = sql`now() - make_interval(secs => ${staleAfterMs / 1000})`;
+  return sql`${t.status} = 'running' and ${t.updatedAt} < ${cutoff} and greatest(${t.updatedAt}, ${t.heartbeatAt}) < ${cutoff}`;
+}
+
+/**
+ * When a task last showed life, as a selected column named `updated_at` (a Date): its last
+ * status or lease change or, while it runs, its last checkpoint or heartbeat, whichever is later.
+ */
+export function lastSignOfLife() {
+  return sql<Date>`greatest(${t.updatedAt}, ${t.heartbeatAt})`.mapWith(t.updatedAt).as('updated_at');
+}
+
+/**
  * The fan-in clause, its one home: the row `outer` (a table alias or name) may start when every
  * task in its `depends_on` is `success`, or optional and given up (`skipped`, `failed`,
  * `cancelled`). Postgres decides this, not the queue: an enqueue may come early (a duplicate)

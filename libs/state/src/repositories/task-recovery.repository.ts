@@ -1,10 +1,10 @@
-import { and, desc, eq, isNotNull, lt, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, isNotNull, sql, type SQL } from 'drizzle-orm';
 import { union } from 'drizzle-orm/pg-core';
 import type { TaskStatus } from '@switchyard/contracts';
 import type { Database } from '../database';
 import { agentTaskState as t } from '../schema';
 import type { TraceCarrier } from '@switchyard/contracts';
-import { abandonInFlightAttempts, dependenciesDone, failTaskStatement, type Lease } from './task-clauses';
+import { abandonInFlightAttempts, dependenciesDone, failTaskStatement, lastSignOfLife, staleRunningTask, type Lease } from './task-clauses';
 
 /** A running task whose heartbeat is older than the stale threshold, locked for this sweep. */
 export interface StaleTask {
@@ -96,7 +96,7 @@ const staleColumns = {
   retryBase: t.retryBase,
   currentStep: t.currentStep,
   totalSteps: t.totalSteps,
-  updatedAt: t.updatedAt,
+  updatedAt: lastSignOfLife(),
   traceContext: t.traceContext,
 };
 
@@ -126,7 +126,7 @@ export class TaskRecoveryRepository {
         .select(staleColumns)
         .from(t)
         // Tasks only: a job's root row is 'running' while its tasks run, and has no heartbeat of its own.
-        .where(and(eq(t.status, 'running'), isNotNull(t.parentTaskId), lt(t.updatedAt, sql`now() - make_interval(secs => ${options.staleAfterMs / 1000})`)))
+        .where(and(isNotNull(t.parentTaskId), staleRunningTask(options.staleAfterMs)))
         .orderBy(t.updatedAt)
         .limit(options.limit)
         .for('update', { skipLocked: true });
@@ -232,7 +232,7 @@ export class TaskRecoveryRepository {
    * each on its own partial index (one `or` would read every pending and running task).
    */
   async listForAdmin(options: { status?: TaskStatus; stale?: boolean; resumed?: boolean; staleAfterMs: number; limit: number }): Promise<AdminTaskRow[]> {
-    const staleCondition = sql`${t.status} = 'running' and ${t.updatedAt} < now() - make_interval(secs => ${options.staleAfterMs / 1000})`;
+    const staleCondition = staleRunningTask(options.staleAfterMs);
     const resumed = sql`${t.retryCount} > 0`;
     const columns = {
       taskId: t.taskId,
@@ -248,7 +248,7 @@ export class TaskRecoveryRepository {
       totalSteps: t.totalSteps,
       queueJobId: t.queueJobId,
       error: t.error,
-      updatedAt: t.updatedAt,
+      updatedAt: lastSignOfLife(),
       stale: sql<boolean>`(${staleCondition})`.as('stale'),
     };
     const newest = (conditions: SQL[]) =>
