@@ -124,11 +124,11 @@ describe('TaskRunner recovery (Postgres)', () => {
     const tasks = new TaskLeaseRepository(database.db);
     const heartbeats: Date[] = [];
     const router = new CountingRouter(async () => {
-      // Hold the call until two heartbeats have moved heartbeat_at on the task (the claim wrote the first).
+      // Hold the call until two heartbeats have moved updated_at on the task.
       const deadline = Date.now() + 10_000;
       while (heartbeats.length < 3 && Date.now() < deadline) {
         const row = (await tasks.findTask(extract.task_id))!;
-        if (row.heartbeatAt && !heartbeats.some((h) => h.getTime() === row.heartbeatAt!.getTime())) heartbeats.push(row.heartbeatAt);
+        if (!heartbeats.some((h) => h.getTime() === row.updatedAt.getTime())) heartbeats.push(row.updatedAt);
         await new Promise((r) => setTimeout(r, 20));
       }
     });
@@ -143,7 +143,7 @@ describe('TaskRunner recovery (Postgres)', () => {
     let aborted = false;
     const router = new CountingRouter(async (request) => {
       // Presumed dead: the sweeper takes the task over while the call runs.
-      await database.db.execute(sql`update agent_task_state set updated_at = now() - interval '1 minute', heartbeat_at = now() - interval '1 minute' where task_id = ${extract.task_id}::uuid`);
+      await database.db.execute(sql`update agent_task_state set updated_at = now() - interval '1 minute' where task_id = ${extract.task_id}::uuid`);
       await new TaskRecoveryRepository(database.db).sweepStale({ sweeperId: 'sweeper:test', staleAfterMs: 1_000, limit: 10, decide: () => ({ action: 'requeue' }) });
       await new Promise<void>((resolve) => {
         if (request.signal?.aborted) resolve();

@@ -3,7 +3,6 @@ import type { TaskStatus } from '@switchyard/contracts';
 import type { Database } from '../database';
 import { agentTaskState as t, type TaskRow } from '../schema';
 import { afterJobListCursor, jobListOrder, type JobListCursor } from './job-list';
-import { lastSignOfLife } from './task-clauses';
 
 /*
  * The job list and its summaries, written once for both audiences: a tenant's own jobs
@@ -30,8 +29,7 @@ export const viewColumns = {
   costUsd: t.costUsd,
   error: t.error,
   createdAt: t.createdAt,
-  // What the API calls updated_at: the last change a client can see, a running task's checkpoints included.
-  updatedAt: lastSignOfLife(),
+  updatedAt: t.updatedAt,
   startedAt: t.startedAt,
   finishedAt: t.finishedAt,
 };

@@ -47,22 +47,11 @@ export function leaseFence(lease: Lease): SQL {
 }
 
 /**
- * The staleness clause, its one home: a running task silent for `staleAfterMs` (no status or
- * lease change, checkpoint or heartbeat). `updated_at` is never later than the last sign of
- * life, so its condition (the running index's key) bounds the scan, and the row's own
- * `heartbeat_at` decides.
+ * The staleness clause, its one home (the sweeper, the admin list, the stale-task gauge): a
+ * running task without a heartbeat (`updated_at`) for `staleAfterMs`.
  */
 export function staleRunningTask(staleAfterMs: number): SQL {
-  const cutoff = sql`now() - make_interval(secs => ${staleAfterMs / 1000})`;
-  return sql`${t.status} = 'running' and ${t.updatedAt} < ${cutoff} and greatest(${t.updatedAt}, ${t.heartbeatAt}) < ${cutoff}`;
-}
-
-/**
- * When a task last showed life, as a selected column named `updated_at` (a Date): its last
- * status or lease change or, while it runs, its last checkpoint or heartbeat, whichever is later.
- */
-export function lastSignOfLife() {
-  return sql<Date>`greatest(${t.updatedAt}, ${t.heartbeatAt})`.mapWith(t.updatedAt).as('updated_at');
+  return sql`${t.status} = 'running' and ${t.updatedAt} < now() - make_interval(secs => ${staleAfterMs / 1000})`;
 }
 
 /**

@@ -70,7 +70,7 @@ export type TaskFinish =
 const claimSql = (name: string, which: string) => `/* sy:${name} */
 with claimed as (
   update agent_task_state set status = 'running', lease_owner = $2, lease_version = lease_version + 1,
-    started_at = coalesce(started_at, now()), updated_at = now(), heartbeat_at = now(), error = null
+    started_at = coalesce(started_at, now()), updated_at = now(), error = null
   where ${which} and status::text = 'pending' and ${dependenciesDoneSql('agent_task_state')}
   returning *
 ), job as (
@@ -91,7 +91,7 @@ const TASK_STATUSES_SQL = `/* sy:taskStatuses */ select task_id, status from age
 const TASK_STATUS_SQL = `/* sy:taskStatus */ select status from agent_task_state where task_id = $1`;
 
 const CHECKPOINT_WRITE = `update agent_task_state set current_step = $4::int + 1, step_checkpoints = step_checkpoints || $5::jsonb,
-  route_targets = route_targets || $6::jsonb, cost_usd = cost_usd + $7::float8, heartbeat_at = now()
+  route_targets = route_targets || $6::jsonb, cost_usd = cost_usd + $7::float8
 where ${FENCE} and current_step = $4::int`;
 
 const CHECKPOINT_SQL = `/* sy:checkpoint */
@@ -126,7 +126,7 @@ const CHECKPOINTS_READING_INPUT_SQL = `/* sy:checkpointsReadingInput */
 with i as (
   select * from jsonb_to_recordset($1::jsonb) as i(task_id uuid, owner text, version int, step int, checkpoint jsonb, omit jsonb)
 ), written as (
-  update agent_task_state t set current_step = i.step + 1, step_checkpoints = t.step_checkpoints || jsonb_build_array(i.checkpoint), heartbeat_at = now()
+  update agent_task_state t set current_step = i.step + 1, step_checkpoints = t.step_checkpoints || jsonb_build_array(i.checkpoint)
   from i
   where t.task_id = any($2::uuid[]) and t.task_id = i.task_id and t.lease_owner = i.owner and t.lease_version = i.version and t.status::text = 'running' and t.current_step = i.step
   returning t.task_id, t.job_id, i.omit
@@ -232,7 +232,7 @@ update agent_task_state set
 where job_id = $1
   and (task_id = $1 or ($2::uuid = any(depends_on) and parent_task_id is distinct from $2::uuid))`;
 
-const HEARTBEAT_SQL = `/* sy:heartbeat */ update agent_task_state set heartbeat_at = now() where ${FENCE}`;
+const HEARTBEAT_SQL = `/* sy:heartbeat */ update agent_task_state set updated_at = now() where ${FENCE}`;
 
 const TASKS_OF_ROLES_SQL = `/* sy:tasksOfRoles */
 select task_id, role, status, output_summary, input_summary ->> 'item_key' as item_key
@@ -669,7 +669,6 @@ function toTaskRow(raw: Record<string, unknown>): TaskRow {
     requestHash: (raw.request_hash as string | null) ?? null,
     createdAt: date(raw.created_at)!,
     updatedAt: date(raw.updated_at)!,
-    heartbeatAt: date(raw.heartbeat_at),
     startedAt: date(raw.started_at),
     finishedAt: date(raw.finished_at),
   };

@@ -4,7 +4,7 @@ import type { TaskStatus } from '@switchyard/contracts';
 import type { Database } from '../database';
 import { agentTaskState as t } from '../schema';
 import type { TraceCarrier } from '@switchyard/contracts';
-import { abandonInFlightAttempts, dependenciesDone, failTaskStatement, lastSignOfLife, staleRunningTask, type Lease } from './task-clauses';
+import { abandonInFlightAttempts, dependenciesDone, failTaskStatement, staleRunningTask, type Lease } from './task-clauses';
 
 /** A running task whose heartbeat is older than the stale threshold, locked for this sweep. */
 export interface StaleTask {
@@ -96,7 +96,7 @@ const staleColumns = {
   retryBase: t.retryBase,
   currentStep: t.currentStep,
   totalSteps: t.totalSteps,
-  updatedAt: lastSignOfLife(),
+  updatedAt: t.updatedAt,
   traceContext: t.traceContext,
 };
 
@@ -248,7 +248,7 @@ export class TaskRecoveryRepository {
       totalSteps: t.totalSteps,
       queueJobId: t.queueJobId,
       error: t.error,
-      updatedAt: lastSignOfLife(),
+      updatedAt: t.updatedAt,
       stale: sql<boolean>`(${staleCondition})`.as('stale'),
     };
     const newest = (conditions: SQL[]) =>

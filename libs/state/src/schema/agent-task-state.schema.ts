@@ -81,13 +81,12 @@ export const agentTaskState = pgTable(
     // Millisecond precision, like a JS Date: a keyset cursor built from a row's timestamp
     // must compare equal to that row, or rows within one millisecond fall between pages.
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
-    /** When the status or the lease last changed (a running task's later signs of life are in `heartbeatAt`). */
-    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
     /**
-     * A running task's last checkpoint or heartbeat. No index names it, so those writes are
-     * heap-only updates (migration 0013); `lastSignOfLife` is the later of the two.
+     * When the status or the lease last changed, and a running task's heartbeat (SPEC §2). A
+     * checkpoint leaves it alone: it changes no indexed column, so Postgres writes it in place
+     * (HOT, migration 0013); the heartbeat's own timer keeps a task alive.
      */
-    heartbeatAt: timestamp('heartbeat_at', { withTimezone: true, mode: 'date', precision: 3 }),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
     startedAt: timestamp('started_at', { withTimezone: true, mode: 'date', precision: 3 }),
     finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date', precision: 3 }),
   },
@@ -96,8 +95,7 @@ export const agentTaskState = pgTable(
     index('agent_task_state_status_updated_idx').on(table.status, table.updatedAt),
     index('agent_task_state_parent_idx').on(table.parentTaskId),
     index('agent_task_state_job_idx').on(table.jobId),
-    // The sweeper's scan: only running rows, by when they started running (a bound on their last
-    // heartbeat, which no index names: see `staleRunningTask`), so it costs O(running long enough to be stale).
+    // The sweeper's scan: only running rows, oldest heartbeat first, so it costs O(stale).
     index('agent_task_state_running_heartbeat_idx').on(table.updatedAt).where(sql`${table.status} = 'running'`),
     // The sweeper's reconcile pass walks pending rows in this order, a page per sweep: O(pending).
     index('agent_task_state_pending_idx').on(table.updatedAt, table.taskId).where(sql`${table.status} = 'pending'`),
