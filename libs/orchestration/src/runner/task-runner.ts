@@ -34,6 +34,7 @@ import { materialisePlan } from '../planning/plan-materialisation';
 import type { QueuedTask } from '../queues/task-queues';
 import { workflowOfJob, type WorkflowVersions } from '../workflows/workflow-versions';
 import { describeError, isNoEligibleTarget, isRetryBudgetSpent, isTransient } from './failure';
+import { LeaseHeartbeats } from './lease-heartbeats';
 
 export interface TaskRunnerDeps {
   tasks: TaskLeaseRepository;
@@ -132,9 +133,11 @@ interface Assignment {
  */
 export class TaskRunner {
   private readonly now: () => Date;
+  private readonly heartbeats: LeaseHeartbeats;
 
   constructor(private readonly deps: TaskRunnerDeps) {
     this.now = deps.now ?? (() => new Date());
+    this.heartbeats = new LeaseHeartbeats(deps.tasks, deps.heartbeatMs, deps.logger);
   }
 
   async run(payload: TaskPayload, attempt: AttemptInfo, shutdown: AbortSignal): Promise<RunOutcome> {
@@ -161,7 +164,9 @@ export class TaskRunner {
     const stop = new AbortController();
     const onShutdown = () => stop.abort(shutdown.reason);
     shutdown.addEventListener('abort', onShutdown, { once: true });
-    const heartbeat = this.startHeartbeat(lease, stop, log);
+    const stopHeartbeats = this.heartbeats.watch(lease, () => {
+      if (!stop.signal.aborted) stop.abort(new LeaseLostSignal(`lease of task ${lease.taskId} lost`));
+    });
     const timeoutMs = this.timeoutOf(assignment);
     const deadline = setTimeout(() => stop.abort(new TaskTimeoutSignal(`timeout: the task ran longer than its ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
     deadline.unref();
@@ -180,7 +185,7 @@ export class TaskRunner {
       return await this.recordFailure(error, task, assignment, lease, attempt, shutdown.aborted, routesOfFailedCall(error, progress.step), log);
     } finally {
       clearTimeout(deadline);
-      clearInterval(heartbeat);
+      stopHeartbeats();
       shutdown.removeEventListener('abort', onShutdown);
     }
   }
@@ -347,19 +352,6 @@ export class TaskRunner {
     return { kind: 'skipped', taskId: lease.taskId, reason };
   }
 
-  private startHeartbeat(lease: Lease, stop: AbortController, log: Logger): NodeJS.Timeout {
-    const timer = setInterval(() => {
-      this.deps.tasks.heartbeat(lease).then(
-        (held) => {
-          if (!held && !stop.signal.aborted) stop.abort(new LeaseLostSignal(`lease of task ${lease.taskId} lost`));
-        },
-        // A missed heartbeat (database briefly away) is not a lost lease; the next one may land.
-        (error: unknown) => log.warn({ err: describeError(error) }, 'heartbeat write failed'),
-      );
-    }, this.deps.heartbeatMs);
-    timer.unref();
-    return timer;
-  }
 }
 
 /**

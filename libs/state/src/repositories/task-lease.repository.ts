@@ -232,7 +232,17 @@ update agent_task_state set
 where job_id = $1
   and (task_id = $1 or ($2::uuid = any(depends_on) and parent_task_id is distinct from $2::uuid))`;
 
-const HEARTBEAT_SQL = `/* sy:heartbeat */ update agent_task_state set updated_at = now() where ${FENCE}`;
+/**
+ * The heartbeat (SPEC §2: `updated_at`) of every lease of a worker in one statement: $1 a JSON array of {task_id, owner,
+ * version}, $2 their task ids (rows found by primary key, the status compared as text, as in
+ * `claimSql`). Each row is written only under its own lease; the ids that come back are the
+ * leases still held.
+ */
+const HEARTBEATS_SQL = `/* sy:heartbeats */
+update agent_task_state t set updated_at = now()
+from jsonb_to_recordset($1::jsonb) as i(task_id uuid, owner text, version int)
+where t.task_id = any($2::uuid[]) and t.task_id = i.task_id and t.lease_owner = i.owner and t.lease_version = i.version and t.status::text = 'running'
+returning t.task_id`;
 
 const TASKS_OF_ROLES_SQL = `/* sy:tasksOfRoles */
 select task_id, role, status, output_summary, input_summary ->> 'item_key' as item_key
@@ -496,9 +506,17 @@ export class TaskLeaseRepository {
   }
 
   /** Refreshes the running task's heartbeat; false when the lease no longer holds. */
+  /** Whether the lease is still held, after heartbeating it. */
   async heartbeat(lease: Lease): Promise<boolean> {
-    const result = await this.pool.query({ name: 'sy-heartbeat', text: HEARTBEAT_SQL, values: [lease.taskId, lease.owner, lease.version] });
-    return result.rowCount === 1;
+    return (await this.heartbeatMany([lease])).has(lease.taskId);
+  }
+
+  /** Heartbeats many leases in one statement (one transaction; `LeaseHeartbeats`); returns the task ids whose lease is still held. */
+  async heartbeatMany(leases: readonly Lease[]): Promise<Set<string>> {
+    if (leases.length === 0) return new Set();
+    const items = leases.map((lease) => ({ task_id: lease.taskId, owner: lease.owner, version: lease.version }));
+    const result = await this.pool.query<{ task_id: string }>({ name: 'sy-heartbeats', text: HEARTBEATS_SQL, values: [JSON.stringify(items), leases.map((lease) => lease.taskId)] });
+    return new Set(result.rows.map((row) => row.task_id));
   }
 
   /**

@@ -120,6 +120,21 @@ describe('TaskRecoveryRepository (Postgres)', () => {
     expect(swept.filter((r) => r.jobId === job.jobId).map((r) => r.taskId)).toEqual([checkpointed!.taskId]);
   });
 
+  it('heartbeats many leases in one statement, each under its own fence, and names the ones still held', async () => {
+    const job = await createJob(3);
+    const [held, takenOver, finished] = await Promise.all(job.extractIds.map((id) => claim(id)));
+    await silence(job.extractIds);
+    await recovery.sweepStale({ sweeperId: 'sweeper:a', staleAfterMs: 5_000, limit: 100, decide: (task) => (task.taskId === takenOver!.taskId ? { action: 'requeue' } : { action: 'skip' }) });
+    await completeTask(finished!);
+    expect(await tasks.heartbeatMany([held!, takenOver!, finished!])).toEqual(new Set([held!.taskId]));
+    const rows = await Promise.all(job.extractIds.map(async (id) => (await tasks.findTask(id))!));
+    expect(Date.now() - rows[0]!.updatedAt.getTime()).toBeLessThan(30_000);
+    // The taken-over task keeps what the sweeper wrote: the old owner's heartbeat changed nothing.
+    expect(rows[1]).toMatchObject({ status: 'pending', leaseOwner: 'sweeper:a' });
+    expect(rows[2]!.status).toBe('success');
+    expect(await tasks.heartbeatMany([])).toEqual(new Set());
+  });
+
   it('writes checkpoints into columns no index names, with room on the page, so Postgres can update those rows in place (HOT)', async () => {
     const indexed = await database.pool.query<{ column: string }>(
       `select distinct a.attname as column
