@@ -385,7 +385,7 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
     console.log(
       `floor on this machine: a bare pass-through proxy adds ${fixed(added(transportFloor) * 1000)} µs; a bare server calling the openai SDK as our router does adds ${fixed(floorAdded * 1000)} µs${
         portkey ? ` (${(floorAdded / added(portkey)).toFixed(2)} × Portkey's)` : ''
-      }; ours adds ${fixed((worstOurs - floorAdded) * 1000)} µs on top of that floor (routing, auth, health, breaker, ledger, Nest)`,
+      }; ours adds ${fixed((worstOurs - floorAdded) * 1000)} µs on top of that floor (auth, validation, routing, health, breaker, ledger, metrics, tracing)`,
     );
     console.log(
       `a bare server that streams upstream as the router does (stream: true, include_usage; SSE parsed and assembled) adds ${fixed(added(streamFloor) * 1000)} µs; ` +

@@ -233,10 +233,10 @@ where job_id = $1
   and (task_id = $1 or ($2::uuid = any(depends_on) and parent_task_id is distinct from $2::uuid))`;
 
 /**
- * The heartbeat (SPEC §2: `updated_at`) of every lease of a worker in one statement: $1 a JSON array of {task_id, owner,
- * version}, $2 their task ids (rows found by primary key, the status compared as text, as in
- * `claimSql`). Each row is written only under its own lease; the ids that come back are the
- * leases still held.
+ * The heartbeat (SPEC §2: `updated_at`) of every lease of a worker in one statement: $1 a JSON
+ * array of {task_id, owner, version}, $2 their task ids (rows found by primary key, the status
+ * compared as text, as in `claimSql`). Each row is written only under its own lease; the ids
+ * that come back are the leases still held.
  */
 const HEARTBEATS_SQL = `/* sy:heartbeats */
 update agent_task_state t set updated_at = now()
@@ -506,7 +506,6 @@ export class TaskLeaseRepository {
   }
 
   /** Refreshes the running task's heartbeat; false when the lease no longer holds. */
-  /** Whether the lease is still held, after heartbeating it. */
   async heartbeat(lease: Lease): Promise<boolean> {
     return (await this.heartbeatMany([lease])).has(lease.taskId);
   }
