@@ -50,7 +50,18 @@ async function start(complete: (call: GatewayCall) => Promise<GatewayAnswer>, ke
       req.on('error', reject);
       req.end(text);
     });
-  return { route, send, port, logs, registry, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    route,
+    send,
+    port,
+    logs,
+    registry,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
 }
 
 describe('ChatCompletionsRoute (below fastify)', () => {
