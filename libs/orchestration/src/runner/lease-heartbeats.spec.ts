@@ -20,22 +20,32 @@ function logger() {
 }
 
 describe('LeaseHeartbeats', () => {
-  afterEach(() => jest.useRealTimers());
+  // Every watch a test leaves running is stopped after it: no heartbeat timer outlives its test.
+  const stops: (() => void)[] = [];
+  const watching = (heartbeats: LeaseHeartbeats, watched: Lease, onLost: () => void = () => undefined) => {
+    const stop = heartbeats.watch(watched, onLost);
+    stops.push(stop);
+    return stop;
+  };
+  afterEach(() => {
+    stops.splice(0).forEach((stop) => stop());
+    jest.useRealTimers();
+  });
 
   it('heartbeats every watched lease of the worker in one statement per interval', async () => {
     jest.useFakeTimers();
     const { store: s, statements } = store();
     const heartbeats = new LeaseHeartbeats(s, 2_000, logger().logger);
-    const stops = ['a', 'b', 'c'].map((id) => heartbeats.watch(lease(id), () => undefined));
+    const watched = ['a', 'b', 'c'].map((id) => watching(heartbeats, lease(id)));
     await jest.advanceTimersByTimeAsync(1_999);
     expect(statements).toEqual([]);
     await jest.advanceTimersByTimeAsync(1);
     expect(statements).toEqual([['a', 'b', 'c']]);
-    stops[1]!();
+    watched[1]!();
     await jest.advanceTimersByTimeAsync(2_000);
     expect(statements).toEqual([['a', 'b', 'c'], ['a', 'c']]);
-    stops[0]!();
-    stops[2]!();
+    watched[0]!();
+    watched[2]!();
     // Nothing watched: no timer left behind.
     expect(jest.getTimerCount()).toBe(0);
     await jest.advanceTimersByTimeAsync(10_000);
@@ -46,8 +56,8 @@ describe('LeaseHeartbeats', () => {
     const { store: s, statements } = store(async (leases) => new Set(leases.map((l) => l.taskId).filter((id) => id !== 'taken')));
     const heartbeats = new LeaseHeartbeats(s, 2_000, logger().logger);
     const lost = jest.fn();
-    heartbeats.watch(lease('kept'), () => undefined);
-    heartbeats.watch(lease('taken'), lost);
+    watching(heartbeats, lease('kept'));
+    watching(heartbeats, lease('taken'), lost);
     await heartbeats.beat();
     await heartbeats.beat();
     expect(lost).toHaveBeenCalledTimes(1);
@@ -59,7 +69,7 @@ describe('LeaseHeartbeats', () => {
     const { store: s } = store(() => new Promise((resolve) => (release = () => resolve(new Set()))));
     const heartbeats = new LeaseHeartbeats(s, 2_000, logger().logger);
     const lost = jest.fn();
-    const stop = heartbeats.watch(lease('finishing'), lost);
+    const stop = watching(heartbeats, lease('finishing'), lost);
     const beat = heartbeats.beat();
     stop();
     release();
@@ -73,10 +83,10 @@ describe('LeaseHeartbeats', () => {
     const heartbeats = new LeaseHeartbeats(s, 2_000, logger().logger);
     const firstLost = jest.fn();
     const secondLost = jest.fn();
-    const stopFirst = heartbeats.watch(lease('t', 1), firstLost);
+    const stopFirst = watching(heartbeats, lease('t', 1), firstLost);
     const beat = heartbeats.beat();
     stopFirst();
-    heartbeats.watch(lease('t', 2), secondLost);
+    watching(heartbeats, lease('t', 2), secondLost);
     release();
     await beat;
     // The beat carried version 1 only; version 2 was not part of it and is not lost.
@@ -91,7 +101,7 @@ describe('LeaseHeartbeats', () => {
     const { logger: log, warnings } = logger();
     const heartbeats = new LeaseHeartbeats(s, 2_000, log);
     const lost = jest.fn();
-    heartbeats.watch(lease('a'), lost);
+    watching(heartbeats, lease('a'), lost);
     await heartbeats.beat();
     expect(lost).not.toHaveBeenCalled();
     expect(warnings).toEqual([{ err: 'Connection terminated unexpectedly', leases: 1 }]);
@@ -101,7 +111,7 @@ describe('LeaseHeartbeats', () => {
     let release!: () => void;
     const { store: s, statements } = store((leases) => new Promise((resolve) => (release = () => resolve(new Set(leases.map((l) => l.taskId))))));
     const heartbeats = new LeaseHeartbeats(s, 2_000, logger().logger);
-    heartbeats.watch(lease('a'), () => undefined);
+    watching(heartbeats, lease('a'));
     const slow = heartbeats.beat();
     await heartbeats.beat();
     expect(statements).toHaveLength(1);
