@@ -6,7 +6,7 @@ import { loadConfig } from '@switchyard/config';
 import { connectRedis, deleteKeysWithPrefix } from '@switchyard/platform';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
 import { SIM_TARGETS, simTargetsEnv, writeRouterConfigForSim } from '@switchyard/devkit';
-import { ManagedProcess, freePort, waitFor } from './processes';
+import { ManagedProcess, freePort, freePorts, waitFor } from './processes';
 import { PrivatePgBouncer, PrivateRedisCluster } from './ha-services';
 
 export { SIM_TARGETS };
@@ -158,8 +158,7 @@ export class TestStack {
     const started: ManagedProcess[] = [];
     let stack: TestStack | undefined;
     try {
-      const simPorts = await Promise.all(SIM_TARGETS.map(() => freePort()));
-      const controlPort = await freePort();
+      const [controlPort, ...simPorts] = await freePorts(SIM_TARGETS.length + 1);
       const sim = ManagedProcess.start('llm-sim', {
         LLM_SIM_TARGETS: simTargetsEnv(simPorts),
         LLM_SIM_CONTROL_PORT: String(controlPort),

@@ -1,20 +1,41 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { resolve } from 'node:path';
 
 /** From libs/devkit/src (tests) and libs/devkit/dist (demo, benches) alike. */
 export const REPO_ROOT = resolve(__dirname, '../../..');
 
 export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
+  const [port] = await freePorts(1);
+  return port!;
+}
+
+/**
+ * `count` different free ports. Each is held open until all are chosen: ports taken one after
+ * another, each released before the next is asked for, may come back twice (the test stack's
+ * sim once got its control port equal to a target's).
+ */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers: Server[] = [];
+  try {
+    const ports: number[] = [];
+    for (let i = 0; i < count; i += 1) {
+      const server = createServer();
+      servers.push(server);
+      ports.push(
+        await new Promise<number>((resolvePort, reject) => {
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', () => {
+            const address = server.address();
+            resolvePort(typeof address === 'object' && address ? address.port : 0);
+          });
+        }),
+      );
+    }
+    return ports;
+  } finally {
+    await Promise.all(servers.map((server) => new Promise<void>((closed) => server.close(() => closed()))));
+  }
 }
 
 /** A built Switchyard process (apps/<name>/dist/main.js) with its output kept for assertions. */
