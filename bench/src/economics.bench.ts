@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
 import { YAMLMap, YAMLSeq, parse, parseDocument } from 'yaml';
-import { ManagedProcess, SIM_TARGETS, freePort, simTargetsEnv, sleep, writeRouterConfigForSim } from '@switchyard/devkit';
+import { ManagedProcess, SIM_TARGETS, freePort, simPorts, simTargetsEnv, sleep, writeRouterConfigForSim } from '@switchyard/devkit';
 import { loadWorkload, repeatedBodies, waves, type WorkloadLine } from './economics/workload';
 import { postJson } from './support/http';
 import { Cleanup, REDIS_URL, benchPrefix, createBenchDatabase, deleteKeys } from './support/resources';
@@ -234,8 +234,8 @@ export async function runEconomicsBench(): Promise<{ pass: boolean }> {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-economics-'));
   cleanup.add('temp dir', async () => rmSync(dir, { recursive: true, force: true }));
   try {
-    const ports = await Promise.all(SIM_TARGETS.map(() => freePort()));
-    const sim = ManagedProcess.start('llm-sim', { LLM_SIM_TARGETS: simTargetsEnv(ports, SIM_TARGETS.map((t) => SIM_LATENCY_MS[t.name] ?? 0)), LLM_SIM_CONTROL_PORT: String(await freePort()) });
+    const { targets: ports, control: controlPort } = await simPorts();
+    const sim = ManagedProcess.start('llm-sim', { LLM_SIM_TARGETS: simTargetsEnv(ports, SIM_TARGETS.map((t) => SIM_LATENCY_MS[t.name] ?? 0)), LLM_SIM_CONTROL_PORT: String(controlPort) });
     cleanup.add('llm-sim', () => sim.stop());
     await sim.waitForLine(/llm-sim listening/, 30_000);
 

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { ManagedProcess, SIM_TARGETS, freePort, simTargetsEnv } from '@switchyard/devkit';
+import { ManagedProcess, SIM_TARGETS, simPorts, simTargetsEnv } from '@switchyard/devkit';
 import { fixed, heading, percentile, table, verdict } from './support/report';
 import { Cleanup, REDIS_URL, benchPrefix, deleteKeys } from './support/resources';
 
@@ -42,8 +42,7 @@ export async function runFleetLimitBench(): Promise<{ pass: boolean }> {
   const cleanup = new Cleanup();
   const prefix = benchPrefix();
   try {
-    const ports = await Promise.all(SIM_TARGETS.map(() => freePort()));
-    const controlPort = await freePort();
+    const { targets: ports, control: controlPort } = await simPorts();
     const sim = ManagedProcess.start('llm-sim', { LLM_SIM_TARGETS: simTargetsEnv(ports, [SIM_LATENCY_MS]), LLM_SIM_CONTROL_PORT: String(controlPort) });
     cleanup.add('llm-sim', () => sim.stop());
     await sim.waitForLine(/llm-sim listening/, 30_000);

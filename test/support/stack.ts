@@ -6,7 +6,7 @@ import { loadConfig } from '@switchyard/config';
 import { connectRedis, deleteKeysWithPrefix } from '@switchyard/platform';
 import { createTestDatabase, type TestDatabase } from '@switchyard/state/testing/test-database';
 import { SIM_TARGETS, simTargetsEnv, writeRouterConfigForSim } from '@switchyard/devkit';
-import { ManagedProcess, freePort, freePorts, waitFor } from './processes';
+import { ManagedProcess, freePort, simPorts, waitFor } from './processes';
 import { PrivatePgBouncer, PrivateRedisCluster } from './ha-services';
 
 export { SIM_TARGETS };
@@ -158,15 +158,15 @@ export class TestStack {
     const started: ManagedProcess[] = [];
     let stack: TestStack | undefined;
     try {
-      const [controlPort, ...simPorts] = await freePorts(SIM_TARGETS.length + 1);
+      const ports = await simPorts();
       const sim = ManagedProcess.start('llm-sim', {
-        LLM_SIM_TARGETS: simTargetsEnv(simPorts),
-        LLM_SIM_CONTROL_PORT: String(controlPort),
+        LLM_SIM_TARGETS: simTargetsEnv(ports.targets),
+        LLM_SIM_CONTROL_PORT: String(ports.control),
       });
       started.push(sim);
       await sim.waitForLine(/llm-sim listening/);
 
-      const routerConfig = writeRouterConfigForSim(tempDir, simPorts, options.editRouterConfig);
+      const routerConfig = writeRouterConfigForSim(tempDir, ports.targets, options.editRouterConfig);
 
       const sharedEnv: Record<string, string> = {
         DATABASE_URL: db.url,
@@ -178,7 +178,7 @@ export class TestStack {
         ...options.env,
       };
       const { supervisor, port } = await startSupervisorOnFreePort(sharedEnv, 'supervisor', started);
-      stack = new TestStack(db, prefix, sim, `http://127.0.0.1:${controlPort}`, supervisor, `http://127.0.0.1:${port}`, sharedEnv, tempDir, owned);
+      stack = new TestStack(db, prefix, sim, `http://127.0.0.1:${ports.control}`, supervisor, `http://127.0.0.1:${port}`, sharedEnv, tempDir, owned);
       for (let i = 0; i < (options.workers ?? 1); i += 1) await stack.startWorker();
       return stack;
     } catch (error) {

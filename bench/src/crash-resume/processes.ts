@@ -1,4 +1,4 @@
-import { ManagedProcess, SIM_TARGETS, freePort, simTargetsEnv, writeRouterConfigForSim } from '@switchyard/devkit';
+import { ManagedProcess, SIM_TARGETS, simPorts, simTargetsEnv, writeRouterConfigForSim } from '@switchyard/devkit';
 
 /**
  * llm-sim on free ports and the shipped router config pointed at it. `connectMs` replaces the
@@ -8,8 +8,7 @@ export async function startSim(
   dir: string,
   connectMs?: number,
 ): Promise<{ process: ManagedProcess; control: string; routerConfig: string; ports: Record<string, number> }> {
-  const ports = await Promise.all(SIM_TARGETS.map(() => freePort()));
-  const controlPort = await freePort();
+  const { targets: ports, control: controlPort } = await simPorts();
   const sim = ManagedProcess.start('llm-sim', { LLM_SIM_TARGETS: simTargetsEnv(ports), LLM_SIM_CONTROL_PORT: String(controlPort) });
   await sim.waitForLine(/llm-sim listening/, 30_000);
   const routerConfig = writeRouterConfigForSim(dir, ports, (yaml) =>

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ManagedProcess, REPO_ROOT, SIM_TARGETS, freePort, simTargetsEnv, writeRouterConfigForSim } from '@switchyard/devkit';
+import { ManagedProcess, REPO_ROOT, SIM_TARGETS, freePort, simPorts, simTargetsEnv, writeRouterConfigForSim } from '@switchyard/devkit';
 import { deleteKeysWithPrefix } from '@switchyard/platform';
 import { REDIS_URL, connectRedis, type Cleanup } from '../support/resources';
 
@@ -27,8 +27,7 @@ export interface Sim {
  * platform, not the shipped per-target limits of 8–50 calls).
  */
 export async function startSim(dir: string, cleanup: Cleanup, latencyMs: number, maxConcurrency?: number): Promise<Sim> {
-  const ports = await Promise.all(SIM_TARGETS.map(() => freePort()));
-  const controlPort = await freePort();
+  const { targets: ports, control: controlPort } = await simPorts();
   const sim = ManagedProcess.start('llm-sim', {
     LLM_SIM_TARGETS: simTargetsEnv(
       ports,

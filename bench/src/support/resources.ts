@@ -5,6 +5,9 @@ import { dropDatabase, migrateDatabase } from '@switchyard/state';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const BASE_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** Profiling switches (see `createBenchDatabase`). */
+const KEEP_DATABASE = process.env.BENCH_KEEP_DATABASE === '1';
+const EXPERIMENT_SQL = process.env.BENCH_EXPERIMENT_SQL;
 
 /** Things to undo when the bench ends, however it ends (last registered runs first). */
 export class Cleanup {
@@ -43,13 +46,13 @@ export async function createBenchDatabase(cleanup: Cleanup): Promise<string> {
   url.pathname = `/switchyard_bench_${randomBytes(6).toString('hex')}`;
   const dbUrl = url.toString();
   // Registered first so that it runs last, after every pool on it is closed.
-  if (process.env.BENCH_KEEP_DATABASE !== '1') cleanup.add(`drop database ${url.pathname.slice(1)}`, () => dropDatabase(dbUrl));
+  if (!KEEP_DATABASE) cleanup.add(`drop database ${url.pathname.slice(1)}`, () => dropDatabase(dbUrl));
   await migrateDatabase(dbUrl);
-  if (process.env.BENCH_EXPERIMENT_SQL) {
+  if (EXPERIMENT_SQL) {
     const { Client } = await import('pg');
     const client = new Client({ connectionString: dbUrl });
     await client.connect();
-    await client.query(process.env.BENCH_EXPERIMENT_SQL);
+    await client.query(EXPERIMENT_SQL);
     await client.end();
   }
   return dbUrl;

@@ -1,6 +1,6 @@
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { REPO_ROOT } from './processes';
+import { REPO_ROOT, freePorts } from './processes';
 
 /** The targets of the shipped config/router.yaml, as llm-sim serves them. */
 export const SIM_TARGETS = [
@@ -8,6 +8,12 @@ export const SIM_TARGETS = [
   { name: 'local_vllm_32b', model: 'qwen2.5-32b-instruct', shippedPort: 18102 },
   { name: 'cloud_main', model: 'gpt-4.1', shippedPort: 18103 },
 ] as const;
+
+/** Ports for an llm-sim: one per target (in `SIM_TARGETS` order) and its control port, all different. */
+export async function simPorts(): Promise<{ targets: number[]; control: number }> {
+  const [control, ...targets] = await freePorts(SIM_TARGETS.length + 1);
+  return { targets, control: control! };
+}
 
 /** `LLM_SIM_TARGETS` for these ports, with an optional base latency per target. */
 export function simTargetsEnv(ports: readonly number[], latencyMs: readonly number[] = []): string {

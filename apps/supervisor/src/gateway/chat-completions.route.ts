@@ -9,7 +9,7 @@ import { APP_CONFIG, LOGGER } from '@switchyard/platform';
 import { describeInferredMeta, Router, type ProviderChoice } from '@switchyard/router';
 import { ApiKeyRegistry, DEV_TENANT, bearerToken } from '../auth/api-keys';
 import { ApiError, RetryLaterError } from '../http/api-error';
-import { errorResponseOf, logRequestError } from '../http/error-responses';
+import { clientGoneFrom, errorResponseOf, logRequestError } from '../http/error-responses';
 import { endServerSpan, startServerSpan } from '../http/http-tracing';
 import { readJsonRequestBody } from '../http/request-body';
 import type { RouteBelowFastify } from '../http/routes-below-fastify';
@@ -71,20 +71,23 @@ export class ChatCompletionsRoute implements RouteBelowFastify, BeforeApplicatio
     const requestId = randomUUID();
     response.setHeader('x-request-id', requestId);
     const served = startServerSpan('POST', CHAT_COMPLETIONS_PATH, request.url ?? CHAT_COMPLETIONS_PATH, request.headers, requestId);
+    // A client that hangs up (plain or streaming) cancels the upstream call: nothing runs, or bills, for nobody.
+    const clientGone = new AbortController();
     response.once('close', () => {
       if (response.writableFinished) {
         this.metrics.record('POST', CHAT_COMPLETIONS_PATH, response.statusCode, performance.now() - startedAt);
         endServerSpan(served.span, 'POST', CHAT_COMPLETIONS_PATH, response.statusCode);
       } else {
         served.span.end();
+        clientGone.abort(new Error('client went away'));
       }
     });
     context.with(served.context, () => {
-      this.answer(request, response).catch((error: unknown) => this.fail(request, response, error));
+      this.answer(request, response, clientGone.signal).catch((error: unknown) => this.fail(request, response, error));
     });
   }
 
-  private async answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  private async answer(request: IncomingMessage, response: ServerResponse, signal: AbortSignal): Promise<void> {
     if (this.closing) {
       response.setHeader('connection', 'close');
       throw new RetryLaterError('shutting_down', 'this supervisor is shutting down; retry (another instance will answer)', 1);
@@ -94,15 +97,10 @@ export class ChatCompletionsRoute implements RouteBelowFastify, BeforeApplicatio
     const header = request.headers['idempotency-key'];
     const idempotencyKey = Array.isArray(header) ? header[0] : header;
     if (chat.inferred !== undefined) response.setHeader(INFERRED_HEADER, describeInferredMeta(chat.inferred));
-    // A client that hangs up (plain or streaming) cancels the upstream call: nothing runs, or bills, for nobody.
-    const abort = new AbortController();
-    response.once('close', () => {
-      if (!response.writableFinished) abort.abort(new Error('client went away'));
-    });
     const id = GatewayService.completionId();
     const created = Math.floor(Date.now() / 1000);
     if (chat.body.stream !== true) {
-      const answer = await this.gateway.complete({ tenant, request: chat, idempotencyKey, signal: abort.signal });
+      const answer = await this.gateway.complete({ tenant, request: chat, idempotencyKey, signal });
       const text = JSON.stringify(completionBody(id, created, answer));
       response.writeHead(200, { ...answerHeaders(answer.target, answer.source, answer.degraded), 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(text) });
       response.end(text);
@@ -119,7 +117,7 @@ export class ChatCompletionsRoute implements RouteBelowFastify, BeforeApplicatio
         tenant,
         request: chat,
         idempotencyKey,
-        signal: abort.signal,
+        signal,
         includeUsage,
         // The upstream's own events, from its first token on (the router may fail over until then).
         onEvents: (sse, target, restrictedBy) => {
@@ -166,7 +164,7 @@ export class ChatCompletionsRoute implements RouteBelowFastify, BeforeApplicatio
   /** The error as OpenAI answers one, logged as every route logs its errors; nothing when the client is gone. */
   private fail(request: IncomingMessage, response: ServerResponse, error: unknown): void {
     const answer = errorResponseOf(error);
-    const clientGone = response.destroyed || response.socket?.destroyed === true;
+    const clientGone = clientGoneFrom(response);
     logRequestError(this.logger, error, answer, clientGone);
     if (clientGone) return;
     if (response.headersSent) {

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { HttpException, HttpStatus } from '@nestjs/common';
 import { ValidationError, routerFailureOf, truncateForEcho } from '@switchyard/contracts';
 import { describeError, type Logger } from '@switchyard/observability';
@@ -88,6 +89,11 @@ function requestError(status: number, message: string): ErrorResponse {
   const text = truncateForEcho(message, 120);
   if (status !== 400) return { status, body: { error: { code, message: text } } };
   return { status, body: { error: { code, message: text, issues: [{ path: '(body)', message: text }] } } };
+}
+
+/** Whether the client hung up: its socket is gone, so nothing more can be sent. */
+export function clientGoneFrom(response: ServerResponse): boolean {
+  return response.destroyed || response.socket?.destroyed === true;
 }
 
 function errorMessage(error: unknown): string {

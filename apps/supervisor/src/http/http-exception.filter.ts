@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import type { Logger } from '@switchyard/observability';
 import { LOGGER } from '@switchyard/platform';
 import type { ApiErrorBody } from './api-error';
-import { errorResponseOf, logRequestError } from './error-responses';
+import { clientGoneFrom, errorResponseOf, logRequestError } from './error-responses';
 
 /** Turns every error into the one error body; unexpected ones are logged and hidden. */
 @Catch()
@@ -13,8 +13,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const response = errorResponseOf(exception);
-    const clientGone = reply.raw.destroyed || reply.raw.socket?.destroyed === true;
-    logRequestError(this.logger, exception, response, clientGone);
+    logRequestError(this.logger, exception, response, clientGoneFrom(reply.raw));
     if (reply.raw.destroyed || reply.raw.headersSent) return;
     if (response.retryAfterS !== undefined) void reply.header('retry-after', String(response.retryAfterS));
     void reply.status(response.status).header('content-type', 'application/json; charset=utf-8').send(this.present(response.status, response.body));
