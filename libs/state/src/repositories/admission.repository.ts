@@ -28,18 +28,12 @@ export interface AdmittedJob {
  */
 const ADMISSION_LOCK_SQL = `/* sy:admissionLock */ select pg_advisory_xact_lock(hashtext('switchyard:admission'))`;
 
-/** Running jobs per tenant (an object) and at most $1 queued heads of each tenant, oldest first (an array). */
-const ADMISSION_SNAPSHOT_SQL = `/* sy:admissionSnapshot */
-select
-  (select coalesce(jsonb_object_agg(tenant_id, running), '{}'::jsonb) from (
-    select tenant_id, count(*)::int as running from agent_task_state
-    where parent_task_id is null and status in ('pending', 'running', 'paused')
-    group by tenant_id) c) as running,
-  (select coalesce(jsonb_agg(jsonb_build_object('jobId', job_id, 'tenantId', tenant_id) order by created_at, job_id), '[]'::jsonb) from (
-    select task_id as job_id, tenant_id, created_at,
-      row_number() over (partition by tenant_id order by created_at, task_id) as n
-    from agent_task_state where parent_task_id is null and status = 'queued') q
-   where n <= $1::int) as queued`;
+/**
+ * Running jobs per tenant (an object) and the queued heads of each tenant, oldest first (an
+ * array): at most $1 per tenant, and with $2 (the fleet's running limit) no more than the fleet
+ * has free slots (migration 0014, from job_admission).
+ */
+const ADMISSION_SNAPSHOT_SQL = `/* sy:admissionSnapshot */ select running, queued from switchyard_admission_snapshot($1::int, $2::int)`;
 
 /**
  * Flips the jobs $1 (root and tasks) from `queued` to `pending` and returns their tasks that
@@ -58,8 +52,8 @@ select task_id, job_id, tenant_id, role, trace_context, queue_job_id from admitt
 where a.parent_task_id is not null and ${dependenciesDoneSql('a')}
 order by a.ordinal, a.created_at`;
 
-/** The admission snapshot without the lock (migration 0010): what an optimistic pass decides on. */
-const ADMISSION_PEEK_SQL = `/* sy:admissionPeek */ select running, queued from switchyard_admission_snapshot($1::int)`;
+/** The admission snapshot without the lock: what an optimistic pass decides on. */
+const ADMISSION_PEEK_SQL = `/* sy:admissionPeek */ select running, queued from switchyard_admission_snapshot($1::int, $2::int)`;
 
 /**
  * Under the lock, admits those of the jobs $2 still queued if the limits ($3 each chosen tenant's,
@@ -78,14 +72,16 @@ export interface AdmissionLimits {
 /** Optimistic passes before a pass under the lock (another pass admitted under each). */
 const OPTIMISTIC_TRIES = 3;
 
-/** Whether any job waits for admission (a probe on the status index, no lock). */
-const ANY_QUEUED_SQL = `/* sy:anyQueuedJob */ select exists (select 1 from agent_task_state where status = 'queued' and parent_task_id is null) as queued`;
+/** Whether any job waits for admission (a probe of job_admission, no lock). */
+const ANY_QUEUED_SQL = `/* sy:anyQueuedJob */ select exists (select 1 from job_admission where queued) as queued`;
 
 /**
  * Admission of queued jobs (SPEC §6). A job counts as running from its admission until its
  * root row is terminal: `pending`, `running` or `paused`. Jobs are root rows
  * (`parent_task_id is null`); a queued job's tasks are `queued` too, so no queue entry, sweep
- * or claim can start them before admission.
+ * or claim can start them before admission. What a decision reads (the running counts and the
+ * queued heads) comes from `job_admission`, which triggers keep equal to the roots' state
+ * (migration 0014), so its cost follows the backlog and the running jobs, not the table's history.
  */
 export class AdmissionRepository {
   private readonly pool: Pool;
@@ -100,17 +96,17 @@ export class AdmissionRepository {
 
   /**
    * One admission pass, serialised across every supervisor by a transaction-scoped advisory
-   * lock: reads the running counts and at most `headsPerTenant` queued jobs of each tenant,
-   * asks `decide` which to admit, and flips those jobs (root and tasks) from `queued` to
-   * `pending` in the same transaction. Returns the admitted jobs in admission order, each with
-   * the tasks that may start now.
+   * lock: reads the running counts and at most `headsPerTenant` queued jobs of each tenant
+   * (with `limits`, no more than the fleet has free slots), asks `decide` which to admit, and
+   * flips those jobs (root and tasks) from `queued` to `pending` in the same transaction.
+   * Returns the admitted jobs in admission order, each with the tasks that may start now.
    */
   async admit(headsPerTenant: number, decide: (snapshot: AdmissionSnapshot) => string[], limits?: AdmissionLimits): Promise<AdmittedJob[]> {
     // Optimistic, in two statements: read the snapshot without the lock, decide, and admit under
     // the lock what of the choice is still queued, if the limits still hold (else decide again). A pass that finds
     // nothing to admit writes nothing, like a pass under the lock at the moment of its read.
     for (let attempt = 0; attempt < OPTIMISTIC_TRIES; attempt += 1) {
-      const snapshot = (await this.pool.query<AdmissionSnapshot>({ name: 'sy-admission-peek', text: ADMISSION_PEEK_SQL, values: [headsPerTenant] })).rows[0]!;
+      const snapshot = (await this.pool.query<AdmissionSnapshot>({ name: 'sy-admission-peek', text: ADMISSION_PEEK_SQL, values: [headsPerTenant, limits?.global ?? null] })).rows[0]!;
       const admitted = snapshot.queued.length === 0 ? [] : decide(snapshot);
       if (admitted.length === 0) return [];
       const result = await this.pool.query<{ admitted: boolean; jobs: string[]; ready: RawReadyTask[] | null }>({
@@ -121,16 +117,16 @@ export class AdmissionRepository {
       const row = result.rows[0]!;
       if (row.admitted) return admittedJobs(row.jobs, row.ready ?? []);
     }
-    return this.admitUnderLock(headsPerTenant, decide);
+    return this.admitUnderLock(headsPerTenant, decide, limits?.global);
   }
 
   /** The pass under the lock for its whole length: begin, lock, snapshot, admit, commit. */
-  private async admitUnderLock(headsPerTenant: number, decide: (snapshot: AdmissionSnapshot) => string[]): Promise<AdmittedJob[]> {
+  private async admitUnderLock(headsPerTenant: number, decide: (snapshot: AdmissionSnapshot) => string[], globalLimit: number | undefined): Promise<AdmittedJob[]> {
     const client = await this.pool.connect();
     try {
       await client.query('begin');
       await client.query({ name: 'sy-admission-lock', text: ADMISSION_LOCK_SQL });
-      const snapshot = await client.query<AdmissionSnapshot>({ name: 'sy-admission-snapshot', text: ADMISSION_SNAPSHOT_SQL, values: [headsPerTenant] });
+      const snapshot = await client.query<AdmissionSnapshot>({ name: 'sy-admission-snapshot', text: ADMISSION_SNAPSHOT_SQL, values: [headsPerTenant, globalLimit ?? null] });
       const { queued, running } = snapshot.rows[0]!;
       const admitted = queued.length === 0 ? [] : decide({ queued, running });
       const ready = admitted.length > 0 ? (await client.query<RawReadyTask>({ name: 'sy-admit', text: ADMIT_SQL, values: [admitted] })).rows : [];
@@ -160,11 +156,10 @@ export class AdmissionRepository {
   /** 1-based place of a queued job among its tenant's queued jobs; null when it is not queued. */
   async queuePosition(tenantId: string, jobId: string): Promise<number | null> {
     const result = await this.db.execute<{ position: number | null }>(sql`
-      select (select count(*)::int from agent_task_state q
-              where q.tenant_id = j.tenant_id and q.parent_task_id is null and q.status = 'queued'
-                and (q.created_at, q.task_id) <= (j.created_at, j.task_id)) as position
-      from agent_task_state j
-      where j.task_id = ${jobId} and j.tenant_id = ${tenantId} and j.parent_task_id is null and j.status = 'queued'`);
+      select (select count(*)::int from job_admission q
+              where q.tenant_id = j.tenant_id and q.queued and (q.created_at, q.job_id) <= (j.created_at, j.job_id)) as position
+      from job_admission j
+      where j.job_id = ${jobId} and j.tenant_id = ${tenantId} and j.queued`);
     const row = result.rows[0];
     return row?.position == null ? null : Number(row.position);
   }

@@ -176,7 +176,7 @@ select
   (select coalesce(jsonb_agg(jsonb_build_object('task_id', d.task_id, 'job_id', d.job_id, 'tenant_id', d.tenant_id, 'role', d.role,
       'trace_context', d.trace_context, 'queue_job_id', d.queue_job_id) order by d.ordinal), '[]'::jsonb)
    from agent_task_state d
-   where d.job_id = $1 and d.status = 'pending' and $2::uuid = any(d.depends_on) and ${dependenciesDoneSql('d')}) as ready,
+   where d.job_id = $1 and d.status::text = 'pending' and $2::uuid = any(d.depends_on) and ${dependenciesDoneSql('d')}) as ready,
   case when u.n = 0 then (
     select jsonb_agg(jsonb_build_object('task_id', o.task_id, 'role', o.role, 'status', o.status, 'output_summary', o.output_summary,
       'item_key', o.input_summary ->> 'item_key') order by o.ordinal, o.created_at)
