@@ -92,7 +92,6 @@ export async function runPipelineBench(s: PipelineSettings = pipelineSettingsFro
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const dbUrl = await createBenchDatabase(cleanup);
     // Each round deletes its own keys; this sweeps whatever a failed round left under the bench's prefix.
     const prefix = benchPrefix();
     cleanup.add(`redis keys ${prefix}*`, async () => {
@@ -100,8 +99,13 @@ export async function runPipelineBench(s: PipelineSettings = pipelineSettingsFro
     });
 
     const results: RoundResult[] = [];
+    let dbUrl = '';
     for (let round = 1; round <= s.rounds; round += 1) {
       for (const side of ['raw', 'switchyard'] as const) {
+        // Every switchyard round on a database of its own: this machine's Postgres never vacuums
+        // (autovacuum=off), so a round on the rounds' database before it read their dead row
+        // versions, and ran up to 40 % slower than the first (docs/BENCHMARKS.md, bench 1, session 8).
+        if (side === 'switchyard') dbUrl = await createBenchDatabase(cleanup);
         const result = await runRoundProcess({ side, label: `r${round}`, prefix, dbUrl, settings: s });
         console.log(`  ${side} r${round}: ${fixed(result.tasksPerSecond)} tasks/s`);
         results.push(result);
