@@ -45,6 +45,36 @@ const request = (key?: string): ModelChatRequest => ({
 });
 
 describe('IdempotentModelRouter', () => {
+  it("skips the lookup under a task's first lease, still stores the answer, and a later lease finds it", async () => {
+    const inner = new CountingRouter();
+    const store = new MemoryStore();
+    const lookups: string[] = [];
+    const find = store.find.bind(store);
+    store.find = async (key: string) => {
+      lookups.push(key);
+      return find(key);
+    };
+    const router = new IdempotentModelRouter(inner, store);
+    const first = request('task-1:1:1');
+    const firstRun = await router.chat({ ...first, context: { ...first.context!, firstLease: true } });
+    expect(lookups).toEqual([]);
+    expect(store.rows.get('task-1:1:1')).toMatchObject({ content: 'answer 1' });
+    // The task's next run (a resumption after a crash between the answer and the checkpoint) holds a later lease: it looks, and pays nothing.
+    const replay = await router.chat(request('task-1:1:1'));
+    expect(lookups).toEqual(['task-1:1:1']);
+    expect(inner.calls).toBe(1);
+    expect(replay).toMatchObject({ content: firstRun.content, reused: true });
+  });
+
+  it('a run under the first lease that races a successor keeps the answer stored first', async () => {
+    const store = new MemoryStore();
+    // The successor (a later lease) stored its answer while the presumed-dead first run was still calling.
+    await new IdempotentModelRouter(new CountingRouter(() => 'successor'), store).chat(request('task-1:1:1'));
+    const late = request('task-1:1:1');
+    const result = await new IdempotentModelRouter(new CountingRouter(() => 'late first run'), store).chat({ ...late, context: { ...late.context!, firstLease: true } });
+    expect(result).toMatchObject({ content: 'successor', reused: true });
+  });
+
   it('calls upstream once per key and reuses the stored answer on a replay', async () => {
     const inner = new CountingRouter();
     const store = new MemoryStore();

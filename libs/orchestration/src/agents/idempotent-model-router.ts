@@ -48,7 +48,8 @@ export class IdempotentModelRouter implements ModelRouter {
   async chat(request: ModelChatRequest): Promise<ModelChatResult> {
     const key = request.idempotencyKey;
     if (!key || !request.context) return this.inner.chat(request);
-    const stored = await this.store.find(key);
+    // Under a task's first lease nothing can be stored yet: one statement less per call.
+    const stored = request.context.firstLease ? undefined : await this.store.find(key);
     if (stored) return reusedResult(stored);
     const recorder = this.attemptLedger ? new DurableAttemptRecorder(this.attemptLedger, this.newRunId()) : undefined;
     let result: ModelChatResult;

@@ -40,6 +40,13 @@ export interface ModelCallContext {
   traceId?: string;
   /** Tasks in the job: the job's retry budget grows with them. Set by the task runner. */
   jobTaskCount?: number;
+  /**
+   * The call is made under the task's first lease (lease version 1): no earlier run of the task
+   * can have stored an answer under its keys, so the paid-once lookup is skipped. Every later
+   * run (a resumption, a retry, a presumed-dead worker's successor) holds a higher version and
+   * looks. Set by the task runner.
+   */
+  firstLease?: boolean;
 }
 
 export interface ModelAttempt {

@@ -108,9 +108,11 @@ describe('TaskRunner recovery (Postgres)', () => {
 
     const second = await runner(tasks, router).run(extract, { ...attempt, attemptsMade: 1 }, new AbortController().signal);
     expect(second.kind).toBe('completed');
-    // One upstream call for the step, though the step ran twice.
+    // One upstream call for the step, though the step ran twice: the first run (first lease)
+    // stored its answer without a lookup, the second (a later lease) looked and found it.
     expect(router.requests).toHaveLength(1);
     expect(router.requests[0]!.idempotencyKey).toBe(`${extract.task_id}:1:1`);
+    expect(router.requests[0]!.context).toMatchObject({ firstLease: true });
     const done = (await tasks.findTask(extract.task_id))!;
     expect(done.status).toBe('success');
     expect(done.stepCheckpoints.map((c: StepCheckpoint) => c.step)).toEqual([0, 1]);

@@ -107,11 +107,16 @@ function routesOfFailedCall(error: unknown, step: number): RouteRecord[] {
   return Array.isArray(attempts) ? routesFromAttempts(step, attempts as ModelAttempt[]) : [];
 }
 
-/** The router as a task's steps see it: every call carries the job's size, which sizes the job's retry budget. */
-function withJobTaskCount(router: ModelRouter, jobTaskCount: number | undefined): ModelRouter {
-  if (jobTaskCount === undefined) return router;
+/**
+ * The router as a task's steps see it: every call carries the job's size, which sizes the job's
+ * retry budget, and whether this is the task's first lease (then no earlier run of it can have
+ * stored an answer, and the paid-once lookup is left out).
+ */
+function withTaskContext(router: ModelRouter, jobTaskCount: number | undefined, lease: Lease): ModelRouter {
+  const taskContext = { ...(jobTaskCount === undefined ? {} : { jobTaskCount }), ...(lease.version === 1 ? { firstLease: true } : {}) };
+  if (Object.keys(taskContext).length === 0) return router;
   return {
-    chat: (request) => router.chat(request.context === undefined ? request : { ...request, context: { ...request.context, jobTaskCount } }),
+    chat: (request) => router.chat(request.context === undefined ? request : { ...request, context: { ...request.context, ...taskContext } }),
     reportBadOutput: (target) => router.reportBadOutput?.(target),
   };
 }
@@ -235,7 +240,7 @@ export class TaskRunner {
     }
     let input: unknown;
     const last = steps.length - 1;
-    const router = tracedModelRouter(withJobTaskCount(this.deps.router, jobTaskCount));
+    const router = tracedModelRouter(withTaskContext(this.deps.router, jobTaskCount, lease));
     for (let step = task.currentStep; step <= last; step += 1) {
       progress.step = step;
       signal.throwIfAborted();
