@@ -19,7 +19,8 @@ export interface DurableAttemptsOptions {
 
 /**
  * Paid-once model calls: a call with an idempotency key (task, step, call of the step) first
- * looks for an answer already obtained under that key and reuses it; a new answer is stored
+ * looks for an answer already obtained under that key and reuses it (except under the task's
+ * first lease, when no run before it can have obtained one); a new answer is stored
  * in Postgres before the caller sees it, so before the step's checkpoint. A step replayed
  * after a crash between the answer and the checkpoint therefore never pays twice.
  *

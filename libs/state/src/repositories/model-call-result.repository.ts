@@ -15,7 +15,7 @@ const STORE_WITH_ATTEMPTS_SQL = `/* sy:storeCallResult */ with attempts as (${up
 const STORE_MANY_SQL = `/* sy:storeCallResults */ with attempts as (${upsertAttemptsSql(2)})
   ${resultInsert.insertFromArray(1)} on conflict do nothing returning idempotency_key, created_at`;
 
-// The lookup before every paid-once call: a named statement, no query builder work per call.
+// The lookup before a paid-once call (of every run after a task's first): a named statement, no query builder work per call.
 const FIND_SQL = `/* sy:findCallResults */ select idempotency_key as "idempotencyKey", tenant_id as "tenantId", task_id as "taskId",
   content, target, model, rule, usage, cost_usd as "costUsd", created_at as "createdAt"
   from model_call_results where idempotency_key = any($1::text[])`;
