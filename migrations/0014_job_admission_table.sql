@@ -63,6 +63,19 @@ CREATE TRIGGER agent_task_state_admission_deleted
   WHEN (OLD.parent_task_id IS NULL AND OLD.status::text IN ('queued', 'pending', 'running', 'paused'))
   EXECUTE FUNCTION switchyard_track_admission();
 --> statement-breakpoint
+-- TRUNCATE fires no row trigger: emptied with the task table, not left holding phantom running jobs.
+CREATE OR REPLACE FUNCTION switchyard_clear_admission() RETURNS trigger AS $$
+BEGIN
+  TRUNCATE job_admission;
+  RETURN NULL;
+END;
+$$ LANGUAGE plpgsql;
+--> statement-breakpoint
+CREATE TRIGGER agent_task_state_admission_truncated
+  AFTER TRUNCATE ON agent_task_state
+  FOR EACH STATEMENT
+  EXECUTE FUNCTION switchyard_clear_admission();
+--> statement-breakpoint
 -- The snapshot of 0010 from job_admission, and with p_global (the fleet's running limit) it reads
 -- no more heads per tenant than the fleet has free slots: a pass at a job's end, when one slot
 -- came free, reads one head per tenant instead of ranking the whole backlog.

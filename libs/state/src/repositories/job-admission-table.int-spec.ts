@@ -99,6 +99,14 @@ describe('job_admission follows the roots (real Postgres)', () => {
     expect(await table()).toEqual([]);
   });
 
+  it('is emptied with the task table by TRUNCATE, which fires no row trigger', async () => {
+    const { root, tasks } = jobRows(`tenant-${randomUUID().slice(0, 8)}`, 'pending');
+    await jobs.createJob(root, tasks);
+    expect((await table()).length).toBeGreaterThan(0);
+    await database.pool.query('truncate agent_task_state cascade');
+    expect(await table()).toEqual([]);
+  });
+
   it('stays equal to the roots through many random changes, including rolled-back ones', async () => {
     const tenants = ['t1', 't2', 't3'].map((t) => `${t}-${randomUUID().slice(0, 6)}`);
     const ids: string[] = [];
