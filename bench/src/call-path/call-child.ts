@@ -172,7 +172,9 @@ async function caller(request: CallRoundRequest, cleanup: Cleanup): Promise<{ ca
         ...chat,
         // worker-per-call: every input tokenized exactly, as the router did before it bounded the size first.
         ...(perCall ? { meta: { ...chat.meta, estimated_input_tokens: estimateTokens(chat.messages) } } : {}),
-        ...(chat.context ? { context: { ...chat.context, jobTaskCount: 6 } } : {}),
+        // worker: each call is its task's first run, as TaskRunner marks it (no paid-once lookup);
+        // worker-per-call keeps the lookup, as every call made it before.
+        ...(chat.context ? { context: { ...chat.context, jobTaskCount: 6, ...(perCall ? {} : { firstLease: true }) } } : {}),
       }),
   });
   const call: Call = (callMessages) => {
