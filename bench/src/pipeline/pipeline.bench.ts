@@ -103,8 +103,8 @@ export async function runPipelineBench(s: PipelineSettings = pipelineSettingsFro
     for (let round = 1; round <= s.rounds; round += 1) {
       for (const side of ['raw', 'switchyard'] as const) {
         // Every switchyard round on a database of its own: this machine's Postgres never vacuums
-        // (autovacuum=off), so a round on the rounds' database before it read their dead row
-        // versions, and ran up to 40 % slower than the first (docs/BENCHMARKS.md, bench 1, session 8).
+        // (autovacuum=off), so a round on the database of the rounds before it read their dead
+        // row versions, and ran up to 40 % slower than the first (docs/BENCHMARKS.md, bench 1, session 8).
         if (side === 'switchyard') dbUrl = await createBenchDatabase(cleanup);
         const result = await runRoundProcess({ side, label: `r${round}`, prefix, dbUrl, settings: s });
         console.log(`  ${side} r${round}: ${fixed(result.tasksPerSecond)} tasks/s`);
