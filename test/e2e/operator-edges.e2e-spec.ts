@@ -12,7 +12,7 @@ import { loadConfig } from '@switchyard/config';
 import { connectRedis, deleteKeysWithPrefix, snapshotKey, type RedisConnection } from '@switchyard/platform';
 import { ensureDatabase, migrateDatabase, shippedMigrations } from '@switchyard/state';
 import { PrivatePostgres } from '../support/private-services';
-import { ManagedProcess, freePort, waitFor, writeRouterConfigForSim } from '../support/processes';
+import { ManagedProcess, freePort, simPorts, waitFor, writeRouterConfigForSim } from '../support/processes';
 import { TestStack } from '../support/stack';
 
 jest.setTimeout(150_000);
@@ -88,7 +88,7 @@ describe('supervisor readiness and a Postgres outage', () => {
       DATABASE_URL: databaseUrl,
       REDIS_URL: 'redis://127.0.0.1:6379',
       QUEUE_PREFIX: prefix,
-      ROUTER_CONFIG: writeRouterConfigForSim(tempDir, [await freePort(), await freePort(), await freePort()]),
+      ROUTER_CONFIG: writeRouterConfigForSim(tempDir, (await simPorts()).targets),
       PORT: String(port),
     });
     await supervisor.waitForLine(/supervisor listening/);

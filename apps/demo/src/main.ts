@@ -7,7 +7,7 @@ import { loadConfig } from '@switchyard/config';
 import { deleteKeysWithPrefix } from '@switchyard/platform';
 import { migrateDatabase } from '@switchyard/state';
 import { MissingDependencyError, checkPostgres, obtainRedis } from './infrastructure';
-import { ManagedProcess, SIM_TARGETS, freePort, simTargetsEnv, sleep, writeRouterConfigForSim } from '@switchyard/devkit';
+import { ManagedProcess, SIM_TARGETS, freePort, simPorts, simTargetsEnv, sleep, writeRouterConfigForSim } from '@switchyard/devkit';
 import { makeStyle, progressBar, renderJob, type DemoJob } from './report';
 import { SAMPLE_JOBS } from './sample-jobs';
 
@@ -46,24 +46,24 @@ async function main(): Promise<number> {
 
     const tempDir = mkdtempSync(join(tmpdir(), 'switchyard-demo-'));
     cleanups.push(async () => rmSync(tempDir, { recursive: true, force: true }));
-    const simPorts = await Promise.all(SIM_TARGETS.map(() => freePort()));
-    const controlPort = await freePort();
-    const port = await freePort();
+    const { targets: targetPorts, control: controlPort } = await simPorts();
     const prefix = `{switchyard-demo-${randomBytes(3).toString('hex')}}`;
     cleanups.push(() => deleteKeys(redis.url, prefix));
     const env = {
       DATABASE_URL: config.DATABASE_URL,
       REDIS_URL: redis.url,
       QUEUE_PREFIX: prefix,
-      ROUTER_CONFIG: writeRouterConfigForSim(tempDir, simPorts),
+      ROUTER_CONFIG: writeRouterConfigForSim(tempDir, targetPorts),
       LOG_LEVEL: 'warn',
     };
 
-    const sim = ManagedProcess.start('llm-sim', { LLM_SIM_TARGETS: simTargetsEnv(simPorts, SIM_LATENCY_MS), LLM_SIM_CONTROL_PORT: String(controlPort), LOG_LEVEL: 'info' });
+    const sim = ManagedProcess.start('llm-sim', { LLM_SIM_TARGETS: simTargetsEnv(targetPorts, SIM_LATENCY_MS), LLM_SIM_CONTROL_PORT: String(controlPort), LOG_LEVEL: 'info' });
     processes.push(sim);
     await sim.waitForLine(/llm-sim listening/);
-    out(`• llm-sim serving ${SIM_TARGETS.map((t, i) => `${t.name}:${simPorts[i]}`).join(', ')}`);
+    out(`• llm-sim serving ${SIM_TARGETS.map((t, i) => `${t.name}:${targetPorts[i]}`).join(', ')}`);
 
+    // Chosen once the sim listens, so it cannot be one of the sim's ports.
+    const port = await freePort();
     const supervisor = ManagedProcess.start('supervisor', { ...env, PORT: String(port), LOG_LEVEL: 'info' });
     processes.push(supervisor);
     await supervisor.waitForLine(/supervisor listening/);
