@@ -31,9 +31,12 @@ const ADMISSION_LOCK_SQL = `/* sy:admissionLock */ select pg_advisory_xact_lock(
 /**
  * Running jobs per tenant (an object) and the queued heads of each tenant, oldest first (an
  * array): at most $1 per tenant, and with $2 (the fleet's running limit) no more than the fleet
- * has free slots (migration 0014, from job_admission).
+ * has free slots (migration 0014, from job_admission). Named by where it is read: under the
+ * lock, or before it (an optimistic pass's peek).
  */
-const ADMISSION_SNAPSHOT_SQL = `/* sy:admissionSnapshot */ select running, queued from switchyard_admission_snapshot($1::int, $2::int)`;
+const snapshotSql = (name: string) => `/* sy:${name} */ select running, queued from switchyard_admission_snapshot($1::int, $2::int)`;
+
+const ADMISSION_SNAPSHOT_SQL = snapshotSql('admissionSnapshot');
 
 /**
  * Flips the jobs $1 (root and tasks) from `queued` to `pending` and returns their tasks that
@@ -53,7 +56,7 @@ where a.parent_task_id is not null and ${dependenciesDoneSql('a')}
 order by a.ordinal, a.created_at`;
 
 /** The admission snapshot without the lock: what an optimistic pass decides on. */
-const ADMISSION_PEEK_SQL = `/* sy:admissionPeek */ select running, queued from switchyard_admission_snapshot($1::int, $2::int)`;
+const ADMISSION_PEEK_SQL = snapshotSql('admissionPeek');
 
 /**
  * Under the lock, admits those of the jobs $2 still queued if the limits ($3 each chosen tenant's,
