@@ -235,7 +235,13 @@ export class PrivateRedisCluster {
 
 const PGBOUNCER = process.env.PGBOUNCER_BIN ?? '/usr/sbin/pgbouncer';
 /** DRILL_DOWN_AFTER_MS: a slower failover for a drill run by hand (a 22 s one still passed, session 7). */
-const SENTINEL_DOWN_AFTER_MS = process.env.DRILL_DOWN_AFTER_MS ?? '1000';
+const SENTINEL_DOWN_AFTER_MS = drillDownAfterMs(process.env.DRILL_DOWN_AFTER_MS);
+
+function drillDownAfterMs(value: string | undefined): string {
+  if (value === undefined || value === '') return '1000';
+  if (!/^[1-9]\d*$/.test(value)) throw new Error(`DRILL_DOWN_AFTER_MS must be a positive integer (milliseconds), got "${value}"`);
+  return value;
+}
 
 function postgresUser(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
