@@ -1,9 +1,10 @@
 import IORedis from 'ioredis';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { createLogger } from '@switchyard/observability';
 import { FakeClock } from '../clock';
 import type { TargetConfig } from '../config/router-config.schema';
+import { RENEW_SCRIPT } from './limiter-scripts';
 import { limiterKeys, RedisFleetLimiter, type LimiterRedis } from './redis-fleet-limiter';
 import type { HeldSlot } from './target-limiter';
 
@@ -128,6 +129,36 @@ describe('RedisFleetLimiter (real Redis, fake clock)', () => {
     expect(await other.acquire(gpu, 0)).toMatchObject({ granted: false, reason: 'concurrency' });
     if (second.granted) second.slot.release();
     expect((await other.acquire(gpu, 0)).granted).toBe(true);
+  });
+
+  it('a renewal that a restarted Redis answers with NOSCRIPT is sent again without a slot released meanwhile', async () => {
+    const clock = new FakeClock();
+    const renewSha = createHash('sha1').update(RENEW_SCRIPT).digest('hex');
+    let releaseDuringRenewal: (() => void) | undefined;
+    let renewalsEvaluated = 0;
+    const restarted: LimiterRedis = {
+      eval: (...args) => {
+        if (args[0] === RENEW_SCRIPT) renewalsEvaluated += 1;
+        return redis.eval(...args);
+      },
+      evalsha: (...args) => {
+        if (args[0] !== renewSha || releaseDuringRenewal === undefined) return redis.evalsha(...args);
+        // The slot ends while this renewal is on the wire, and Redis has lost its scripts.
+        releaseDuringRenewal();
+        releaseDuringRenewal = undefined;
+        return Promise.reject(new Error('NOSCRIPT No matching script. Please use EVAL.'));
+      },
+      zrem: (...args) => redis.zrem(...args),
+      set: (...args) => redis.set(...args),
+    };
+    const holder = limiter('worker:renewing', clock, restarted, 1_000);
+    const gpu = target({ name: 'gpu-10', max_concurrency: 1 });
+    const slots = limiterKeys(prefix, 'gpu-10').slots;
+    const slot = await holder.acquire(gpu, 0);
+    if (!slot.granted) throw new Error('not granted');
+    releaseDuringRenewal = () => slot.slot.release();
+    await until(() => Promise.resolve(renewalsEvaluated > 0));
+    expect(await redis.zscore(slots, 'worker:renewing#1')).toBeNull();
   });
 
   it('a freed slot lingers for this process’s next call to the target (no round trip), then goes back', async () => {

@@ -100,7 +100,7 @@ export class RedisFleetLimiter implements TargetLimiter {
     const keys = limiterKeys(this.options.keyPrefix, target.name);
     let reply: unknown;
     try {
-      reply = await this.run(ACQUIRE_SCRIPT, [keys.slots, keys.rate, keys.upstreamRequests, keys.upstreamTokens], [
+      reply = await this.run(ACQUIRE_SCRIPT, [keys.slots, keys.rate, keys.upstreamRequests, keys.upstreamTokens], () => [
         this.nowArg(),
         holder,
         slotTtlMs,
@@ -249,7 +249,8 @@ export class RedisFleetLimiter implements TargetLimiter {
         if (holders.size === 0) return;
         const keys = limiterKeys(this.options.keyPrefix, target);
         try {
-          await this.run(RENEW_SCRIPT, [keys.slots], [this.nowArg(), slotTtlMs, ...holders]);
+          // Read when sent: a slot released while the first try was in flight must not be renewed back in.
+          await this.run(RENEW_SCRIPT, [keys.slots], () => [this.nowArg(), slotTtlMs, ...holders]);
         } catch (error) {
           this.options.logger.warn({ err: String(error), target }, 'fleet limiter: could not renew held slots; they lapse with their TTL unless a later renewal lands');
         }
@@ -272,18 +273,22 @@ export class RedisFleetLimiter implements TargetLimiter {
     return this.options.clock === undefined ? '' : String(this.options.clock.now());
   }
 
-  /** EVALSHA, loading the script with EVAL the first time a server does not know it. */
-  private async run(script: string, keys: string[], args: (string | number)[]): Promise<unknown> {
+  /**
+   * EVALSHA, loading the script with EVAL the first time a server does not know it (a new or
+   * restarted Redis). The arguments are built for each send, so the retry carries the state of
+   * its own moment.
+   */
+  private async run(script: string, keys: string[], args: () => (string | number)[]): Promise<unknown> {
     let sha = this.shas.get(script);
     if (sha === undefined) {
       sha = createHash('sha1').update(script).digest('hex');
       this.shas.set(script, sha);
     }
     try {
-      return await this.withDeadline(this.options.redis.evalsha(sha, keys.length, ...keys, ...args));
+      return await this.withDeadline(this.options.redis.evalsha(sha, keys.length, ...keys, ...args()));
     } catch (error) {
       if (!String(error).includes('NOSCRIPT')) throw error;
-      return await this.withDeadline(this.options.redis.eval(script, keys.length, ...keys, ...args));
+      return await this.withDeadline(this.options.redis.eval(script, keys.length, ...keys, ...args()));
     }
   }
 
