@@ -228,7 +228,10 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
     const referenceProfileDir = profileDir && join(dir, 'profiles-reference');
     if (profileDir) mkdirSync(profileDir);
     if (referenceProfileDir) mkdirSync(referenceProfileDir);
-    const profileArgs = (into: string | undefined) => (into ? ['--cpu-prof', `--cpu-prof-dir=${into}`, '--cpu-prof-interval=100'] : []);
+    // BENCH_PERF_MAP=1: the same two processes write /tmp/perf-<pid>.map, so `perf record -p <pid>`
+    // names their JS frames (perf samples CPU time, where --cpu-prof samples wall time).
+    const perfMapArgs = process.env.BENCH_PERF_MAP ? ['--perf-basic-prof'] : [];
+    const profileArgs = (into: string | undefined) => [...perfMapArgs, ...(into ? ['--cpu-prof', `--cpu-prof-dir=${into}`, '--cpu-prof-interval=100'] : [])];
     const startSupervisor = async (label: string, extra: Record<string, string>, nodeArgs: string[] = []) => {
       const dbUrl = await createBenchDatabase(cleanup);
       const prefix = benchPrefix();
@@ -249,6 +252,7 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
       dbUrl: devDb,
       proc: devProc,
     } = await startSupervisor('dev', {}, profileArgs(profileDir));
+    if (perfMapArgs.length > 0) console.log(`BENCH_PERF_MAP: dev-mode supervisor pid ${devProc.child.pid}`);
     const { port: authPort, dbUrl: authDb } = await startSupervisor('auth', { API_KEYS: `bench:${API_KEY}` });
 
     const targetCheck = (expected: { target?: string }) => (_s: number, h: Record<string, string | string[] | undefined>) => {
@@ -291,6 +295,7 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
     const direct = plainSide('direct (llm-sim)', simPort);
     const transportProxy = await startReferenceProxy(cleanup, 'transport', simPort, model);
     const streamProxy = await startReferenceProxy(cleanup, 'stream', simPort, model, profileArgs(referenceProfileDir));
+    if (perfMapArgs.length > 0) console.log(`BENCH_PERF_MAP: streamed-upstream reference pid ${streamProxy.pid}`);
     const sdkProxy = await startReferenceProxy(cleanup, 'sdk', simPort, model);
     const transportFloor = plainSide('reference: node:http pass-through', transportProxy.port);
     const streamFloor = plainSide('reference: node:http, streamed upstream', streamProxy.port);

@@ -9,7 +9,11 @@ export interface E2eSettings {
   rawJobs: number;
   /** Flows per measured floor round (model calls through the SDK, no platform). */
   floorJobs: number;
-  /** Untimed jobs per side before the first measured round. */
+  /**
+   * Untimed jobs per side before the first measured round. Enough for V8 to have compiled the
+   * per-task code: after 40 jobs, TurboFan still took 14–20 % of a worker's CPU in the first
+   * measured round (perf, session 9), and every side's CPU per task read 17–25 % high.
+   */
   warmupJobs: number;
   documents: number;
   /** Jobs in flight: each lane submits one job and waits for its end before the next. */
@@ -28,7 +32,7 @@ export function e2eSettingsFromEnv(): E2eSettings {
     jobs: positiveInt('BENCH_E2E_JOBS', 150),
     rawJobs: positiveInt('BENCH_E2E_RAW_JOBS', 1_500),
     floorJobs: positiveInt('BENCH_E2E_FLOOR_JOBS', 400),
-    warmupJobs: positiveInt('BENCH_E2E_WARMUP_JOBS', 40),
+    warmupJobs: positiveInt('BENCH_E2E_WARMUP_JOBS', 300),
     documents: positiveInt('BENCH_E2E_DOCUMENTS', 10),
     inFlight: positiveInt('BENCH_E2E_IN_FLIGHT', 16),
     rounds: positiveInt('BENCH_E2E_ROUNDS', 2),
