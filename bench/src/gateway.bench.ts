@@ -31,7 +31,7 @@ export interface GatewaySummary {
 
 const ROUNDS = Number(process.env.BENCH_GATEWAY_ROUNDS ?? 4);
 const PER_ROUND = Number(process.env.BENCH_GATEWAY_REQUESTS ?? 500);
-const WARMUP = Number(process.env.BENCH_GATEWAY_WARMUP ?? 500);
+const WARMUP = Number(process.env.BENCH_GATEWAY_WARMUP ?? 3_000);
 const PORTKEY_VERSION = process.env.BENCH_PORTKEY_VERSION ?? '1.15.2';
 const API_KEY = 'key-bench-gateway-0001';
 
@@ -66,7 +66,9 @@ async function timed(side: Side, model: string, n: number, keep: boolean): Promi
   for (let i = 0; i < n; i += 1) {
     const body = requestBody(side.model ?? model);
     const t0 = process.hrtime.bigint();
-    const reply = await postJson(side, body);
+    const reply = await postJson(side, body).catch((error: unknown) => {
+      throw new Error(`${side.name}: request ${i + 1} of ${n}: ${String(error)}`);
+    });
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     const problem = reply.status !== 200 ? `status ${reply.status}: ${reply.body.slice(0, 300)}` : side.check(reply.status, reply.headers, reply.body);
     if (problem) throw new Error(`${side.name}: ${problem}`);
