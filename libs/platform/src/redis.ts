@@ -38,14 +38,51 @@ function urlOptions(url: string): Pick<RedisOptions, 'username' | 'password' | '
  */
 const reconnectOnReadOnly = (error: Error): 2 | false => (error.message.startsWith('READONLY') ? 2 : false);
 
+/**
+ * ioredis ends a connection for good — every later command fails with "Connection is closed." —
+ * when it is told to disconnect while a reconnect is still finding out where to connect. Sentinel's
+ * failover detector does exactly that when `+switch-master` arrives during a reconnect, which a
+ * slow failover under load makes likely (the Sentinel drill once saw the supervisor's command
+ * connection stay closed for minutes after a 24 s failover; ioredis#1683 reports the same). A
+ * connection that ends without having been closed on purpose connects again, with the same
+ * backoff, and so does every duplicate made from it (BullMQ's blocking connections included).
+ */
+export function reconnectAfterUnexpectedEnd(redis: Redis): Redis {
+  let closedOnPurpose = false;
+  let attempts = 0;
+  const quit = redis.quit.bind(redis);
+  const disconnect = redis.disconnect.bind(redis);
+  const duplicate = redis.duplicate.bind(redis);
+  Object.assign(redis, {
+    quit: (...args: Parameters<Redis['quit']>) => {
+      closedOnPurpose = true;
+      return quit(...args);
+    },
+    disconnect: (reconnect = false) => {
+      if (!reconnect) closedOnPurpose = true;
+      disconnect(reconnect);
+    },
+    duplicate: (...args: Parameters<Redis['duplicate']>) => reconnectAfterUnexpectedEnd(duplicate(...args)),
+  });
+  redis.on('ready', () => (attempts = 0));
+  redis.on('end', () => {
+    if (closedOnPurpose) return;
+    attempts += 1;
+    setTimeout(() => {
+      if (!closedOnPurpose && redis.status === 'end') redis.connect().catch(() => undefined);
+    }, reconnectBackoff(attempts)).unref();
+  });
+  return redis;
+}
+
 function connect(topology: RedisTopology, perServer: RedisOptions, cluster: Pick<ClusterOptions, 'enableOfflineQueue'> = {}): RedisConnection {
   const common: RedisOptions = { ...perServer, enableReadyCheck: true, retryStrategy: reconnectBackoff };
   switch (topology.kind) {
     case 'standalone':
-      return new IORedis(topology.url, common);
+      return reconnectAfterUnexpectedEnd(new IORedis(topology.url, common));
     case 'sentinel': {
       const fromUrl = urlOptions(topology.url);
-      return new IORedis({
+      return reconnectAfterUnexpectedEnd(new IORedis({
         ...common,
         ...fromUrl,
         sentinels: topology.sentinels,
@@ -56,7 +93,7 @@ function connect(topology: RedisTopology, perServer: RedisOptions, cluster: Pick
         // Subscribes to the sentinels' +switch-master: a promotion is followed at once, not at the next broken socket.
         failoverDetector: true,
         reconnectOnError: reconnectOnReadOnly,
-      });
+      }));
     }
     case 'cluster': {
       const { db: _db, ...fromUrl } = urlOptions(topology.url);
