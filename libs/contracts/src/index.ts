@@ -8,3 +8,4 @@ export * from './validation';
 export * from './submission';
 export * from './safe-string';
 export * from './router-failure';
+export * from './json-schema';

@@ -37,6 +37,24 @@ describe('validateInput', () => {
     ]);
   });
 
+  it('requires a name that `required` lists and `properties` does not declare (SPEC §6’s own incident_review input)', () => {
+    const incident = compileWorkflow(
+      {
+        type: 'incident',
+        input: { type: 'object', required: ['logs'], properties: { logs: { type: 'array', minItems: 1, items: { type: 'object', required: ['id', 'text'] } } } },
+        agents: [{ role: 'reader', for_each: 'input.logs', prompt: { user: '{{item.text}}' } }],
+      },
+      'incident.ts',
+    );
+    const checked = validateInput(incident, { logs: [{ id: 'a' }, {}, { id: 'c', text: 'ok' }] });
+    expect(checked.ok ? [] : checked.issues).toEqual([
+      { path: 'input.logs.0.text', message: 'required' },
+      { path: 'input.logs.1.id', message: 'required' },
+      { path: 'input.logs.1.text', message: 'required' },
+    ]);
+    expect(validateInput(incident, { logs: [{ id: 'a', text: 'disk full', host: 'db-1' }] }).ok).toBe(true);
+  });
+
   it('names the input itself when it is not an object', () => {
     const checked = validateInput(workflow, null);
     expect(checked.ok ? [] : checked.issues.map((i) => i.path)).toEqual(['input']);

@@ -1,5 +1,5 @@
-import { z } from 'zod';
-import { formatIssuePath, type FieldIssue } from '@switchyard/contracts';
+import type { z } from 'zod';
+import { formatIssuePath, zodFromJsonSchema, type FieldIssue } from '@switchyard/contracts';
 
 /** A JSON Schema document as written in a workflow (the subset zod's `fromJSONSchema` reads). */
 export type JsonSchema = { [key: string]: unknown };
@@ -11,18 +11,6 @@ export type JsonSchema = { [key: string]: unknown };
 export const UNIQUE_BY_KEYWORD = 'x-unique-by';
 
 export type SchemaCheck<T> = { ok: true; value: T } | { ok: false; issues: FieldIssue[] };
-
-const compiled = new WeakMap<JsonSchema, z.ZodType>();
-
-/** Converts once per schema object; throws when the schema uses something zod cannot read. */
-export function zodFromJsonSchema(schema: JsonSchema): z.ZodType {
-  let validator = compiled.get(schema);
-  if (!validator) {
-    validator = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]) as z.ZodType;
-    compiled.set(schema, validator);
-  }
-  return validator;
-}
 
 /** Why a schema cannot be used, or null when it converts. */
 export function jsonSchemaProblem(schema: JsonSchema): string | null {
@@ -41,10 +29,17 @@ export function validateAgainstSchema(schema: JsonSchema, value: unknown, prefix
     ? []
     : result.error.issues.map((issue) => ({
         path: formatIssuePath(issue.path, prefix),
-        message: issue.code === 'unrecognized_keys' ? `unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}` : issue.message,
+        message: messageOf(issue),
       }));
   issues.push(...uniqueByIssues(schema, value, [], prefix));
   return issues.length === 0 ? { ok: true, value: result.success ? result.data : value } : { ok: false, issues };
+}
+
+function messageOf(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`;
+  // A required name the schema declares with no type of its own.
+  if (issue.code === 'invalid_type' && issue.expected === 'nonoptional') return 'required';
+  return issue.message;
 }
 
 function uniqueByIssues(schema: JsonSchema, value: unknown, path: PropertyKey[], prefix?: string): FieldIssue[] {

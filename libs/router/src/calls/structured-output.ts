@@ -1,23 +1,10 @@
-import { z } from 'zod';
-
-type JsonSchemaInput = Parameters<typeof z.fromJSONSchema>[0];
-
-const compiled = new WeakMap<object, z.ZodType>();
-
-function validatorFor(schema: Record<string, unknown>): z.ZodType {
-  let validator = compiled.get(schema);
-  if (validator === undefined) {
-    validator = z.fromJSONSchema(schema as JsonSchemaInput) as z.ZodType;
-    compiled.set(schema, validator);
-  }
-  return validator;
-}
+import { zodFromJsonSchema } from '@switchyard/contracts';
 
 /** Why `schema` cannot be used to check a reply (it is not a JSON Schema we can read), or null. */
 export function jsonSchemaProblem(schema: unknown): string | null {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return 'must be a JSON Schema object';
   try {
-    validatorFor(schema as Record<string, unknown>);
+    zodFromJsonSchema(schema);
     return null;
   } catch (error) {
     return `not a usable JSON Schema: ${error instanceof Error ? error.message : String(error)}`;
@@ -39,5 +26,5 @@ export function matchesJsonSchema(content: string, schema: Record<string, unknow
     return false;
   }
   if (schema === undefined) return true;
-  return validatorFor(schema).safeParse(value).success;
+  return zodFromJsonSchema(schema).safeParse(value).success;
 }
