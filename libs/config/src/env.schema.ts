@@ -149,8 +149,12 @@ export const EnvSchema = z.object({
   RECONCILE_BATCH: z.coerce.number().int().min(1).max(10_000).default(200),
   /** Off: this supervisor does not sweep (another one does). */
   SWEEPER_ENABLED: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
-  /** How long a durable task waits for an eligible model target when every one is down, before failing. */
-  TARGET_WAIT_MAX_MS: millis(15 * 60_000),
+  /**
+   * How long a durable task waits for an eligible model target when every one is down, before
+   * failing. Long enough to outlast the 40-minute upstream outage of seed 000 several times over:
+   * a waiting task holds no worker slot and makes no upstream call while nothing is eligible.
+   */
+  TARGET_WAIT_MAX_MS: millis(2 * 60 * 60_000),
   /** How long an optional task waits for an eligible model target before it is skipped (degradation). */
   OPTIONAL_TARGET_WAIT_MS: millis(5_000),
   TASK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
