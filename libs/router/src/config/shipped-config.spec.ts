@@ -22,7 +22,7 @@ describe('config/router.yaml', () => {
       const decision = decideRoute(compiled, RequestMetaSchema.parse(resolved.meta));
       return decision.target.type;
     };
-    expect(Object.keys(compiled.config.models).sort()).toEqual(['code', 'extract', 'fast', 'private', 'reasoning', 'summarize']);
+    expect(Object.keys(compiled.config.models).sort()).toEqual(['extract', 'fast', 'private', 'reasoning', 'summarize']);
     expect(routed('fast')).toBe('local');
     expect(routed('extract')).toBe('local');
     expect(routed('reasoning')).toBe('cloud');
