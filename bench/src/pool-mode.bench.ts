@@ -12,7 +12,7 @@ import { measureStatementCosts, type Cost } from './pipeline/statement-costs';
 const ROUNDS = Number(process.env.BENCH_POOL_MODE_ROUNDS ?? 3);
 const JOBS = Number(process.env.BENCH_POOL_MODE_JOBS ?? 400);
 /** The calls a task makes on its way through a worker (createJob is the supervisor's). */
-const HOT_PATH = ['createJob (one job + 6 tasks)', 'claimTask', 'checkpoint', 'completeTask', 'findTasksOfRole (5 rows)'];
+const HOT_PATH = ['createJob (one job + 6 tasks)', 'claimTask', 'checkpoint', 'completeTask', 'findTaskOutcomes (5 rows)'];
 
 const medianOf = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
@@ -28,7 +28,11 @@ export async function runPoolModeBench(): Promise<boolean> {
       }
     }
     const summary = (mode: 'session' | 'transaction', name: string) => {
-      const costs = rounds[mode].map((r) => r.find((c) => c.name === name)!);
+      const costs = rounds[mode].map((r) => {
+        const cost = r.find((c) => c.name === name);
+        if (cost === undefined) throw new Error(`bench 5: the statement-cost step measured no "${name}" (it measures: ${r.map((c) => c.name).join(', ')})`);
+        return cost;
+      });
       return { perSecond: medianOf(costs.map((c) => c.perSecond)), nodeUs: medianOf(costs.map((c) => c.nodeUs)), postgresUs: medianOf(costs.map((c) => c.postgresUs)) };
     };
     const rows = HOT_PATH.map((name) => {
