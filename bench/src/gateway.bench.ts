@@ -11,6 +11,7 @@ import { postJson } from './support/http';
 import { fixed, heading, median, percentile, table, verdict } from './support/report';
 import { selfTimeTables, timeByPart, type ProfilePart } from './support/cpu-profile';
 import { processCpuSeconds } from './support/cpu';
+import { perfMapNodeArgs, printPerfMapPid } from './support/env';
 
 /**
  * Gateway added latency: one small non-streaming chat completion, sequentially (concurrency 1)
@@ -230,10 +231,8 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
     const referenceProfileDir = profileDir && join(dir, 'profiles-reference');
     if (profileDir) mkdirSync(profileDir);
     if (referenceProfileDir) mkdirSync(referenceProfileDir);
-    // BENCH_PERF_MAP=1: the same two processes write /tmp/perf-<pid>.map, so `perf record -p <pid>`
-    // names their JS frames (perf samples CPU time, where --cpu-prof samples wall time).
-    const perfMapArgs = process.env.BENCH_PERF_MAP ? ['--perf-basic-prof'] : [];
-    const profileArgs = (into: string | undefined) => [...perfMapArgs, ...(into ? ['--cpu-prof', `--cpu-prof-dir=${into}`, '--cpu-prof-interval=100'] : [])];
+    // BENCH_PERF_MAP=1: the same two processes can be profiled by perf.
+    const profileArgs = (into: string | undefined) => [...perfMapNodeArgs(), ...(into ? ['--cpu-prof', `--cpu-prof-dir=${into}`, '--cpu-prof-interval=100'] : [])];
     const startSupervisor = async (label: string, extra: Record<string, string>, nodeArgs: string[] = []) => {
       const dbUrl = await createBenchDatabase(cleanup);
       const prefix = benchPrefix();
@@ -254,7 +253,7 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
       dbUrl: devDb,
       proc: devProc,
     } = await startSupervisor('dev', {}, profileArgs(profileDir));
-    if (perfMapArgs.length > 0) console.log(`BENCH_PERF_MAP: dev-mode supervisor pid ${devProc.child.pid}`);
+    printPerfMapPid('dev-mode supervisor', devProc.child.pid);
     const { port: authPort, dbUrl: authDb } = await startSupervisor('auth', { API_KEYS: `bench:${API_KEY}` });
 
     const targetCheck = (expected: { target?: string }) => (_s: number, h: Record<string, string | string[] | undefined>) => {
@@ -297,7 +296,7 @@ export async function runGatewayBench(): Promise<GatewaySummary> {
     const direct = plainSide('direct (llm-sim)', simPort);
     const transportProxy = await startReferenceProxy(cleanup, 'transport', simPort, model);
     const streamProxy = await startReferenceProxy(cleanup, 'stream', simPort, model, profileArgs(referenceProfileDir));
-    if (perfMapArgs.length > 0) console.log(`BENCH_PERF_MAP: streamed-upstream reference pid ${streamProxy.pid}`);
+    printPerfMapPid('streamed-upstream reference', streamProxy.pid);
     const sdkProxy = await startReferenceProxy(cleanup, 'sdk', simPort, model);
     const transportFloor = plainSide('reference: node:http pass-through', transportProxy.port);
     const streamFloor = plainSide('reference: node:http, streamed upstream', streamProxy.port);

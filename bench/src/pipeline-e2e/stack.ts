@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ManagedProcess, REPO_ROOT, SIM_TARGETS, freePort, simPorts, simTargetsEnv, writeRouterConfigForSim } from '@switchyard/devkit';
 import { deleteKeysWithPrefix } from '@switchyard/platform';
 import { REDIS_URL, connectRedis, type Cleanup } from '../support/resources';
+import { perfMapNodeArgs, printPerfMapPid } from '../support/env';
 
 /**
  * The real processes of the end-to-end bench, built from this checkout: llm-sim, the
@@ -102,7 +103,7 @@ export interface PlatformSettings {
 
 export class Platform {
   readonly workers: ManagedProcess[] = [];
-  private workerNodeArgs: readonly string[] = perfMapArgs();
+  private workerNodeArgs: readonly string[] = perfMapNodeArgs();
 
   private constructor(
     readonly supervisor: ManagedProcess,
@@ -134,7 +135,7 @@ export class Platform {
     this.cleanup.add(name, () => worker.stop(30_000));
     this.workers.push(worker);
     await worker.waitForLine(/worker consuming/, 60_000);
-    if (perfMapArgs().length > 0) console.log(`BENCH_PERF_MAP: ${name} pid ${worker.child.pid}`);
+    printPerfMapPid(name, worker.child.pid);
     return worker;
   }
 
@@ -175,14 +176,6 @@ export function logMessagesSince(processes: readonly ManagedProcess[], offsets: 
 
 export const outputOffsets = (processes: readonly ManagedProcess[]): Map<string, number> => new Map(processes.map((p) => [p.name, p.output.length]));
 
-/**
- * BENCH_PERF_MAP=1: the workers (ours and the flow workers) write /tmp/perf-<pid>.map, so
- * `perf record -p <pid>` names their JS frames (perf samples CPU time, --cpu-prof wall time).
- */
-function perfMapArgs(): string[] {
-  return process.env.BENCH_PERF_MAP ? ['--perf-basic-prof'] : [];
-}
-
 /** A BullMQ-only worker process (flow-worker.ts): `noop` (the raw baseline) or `sdk` (the floor). */
 export async function startFlowWorker(cleanup: Cleanup, name: string, mode: 'noop' | 'sdk', prefix: string, concurrency: number, sim: Sim): Promise<ManagedProcess> {
   const target = (targetName: string) => {
@@ -191,10 +184,10 @@ export async function startFlowWorker(cleanup: Cleanup, name: string, mode: 'noo
   };
   // The targets the real agents are routed to: extract → the local 7B, synthesize → the cloud model.
   const args = [join(__dirname, 'flow-worker.js'), mode, prefix, String(concurrency), ...(mode === 'sdk' ? [...target('local_vllm_7b'), ...target('cloud_main')] : [])];
-  const child = spawn(process.execPath, [...perfMapArgs(), ...args], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', REDIS_URL, NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...perfMapNodeArgs(), ...args], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', REDIS_URL, NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'pipe'] });
   const worker = new ManagedProcess(name, child);
   cleanup.add(name, () => worker.stop());
   await worker.waitForLine(/flow worker ready/, 60_000);
-  if (perfMapArgs().length > 0) console.log(`BENCH_PERF_MAP: ${name} pid ${child.pid}`);
+  printPerfMapPid(name, child.pid);
   return worker;
 }

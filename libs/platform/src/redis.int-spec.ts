@@ -1,16 +1,11 @@
 import type { Redis } from 'ioredis';
 import { loadConfig } from '@switchyard/config';
+import { sleep, waitFor } from '@switchyard/devkit';
 import { connectRedis, duplicateConnection } from './redis';
 
 const settings = loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' });
 
-async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const ready = (redis: Redis) => waitFor('the connection to be ready again', () => Promise.resolve(redis.status === 'ready' || undefined), 10_000, 20);
 
 /**
  * What Sentinel's failover detector does when `+switch-master` arrives while the connection is
@@ -39,7 +34,7 @@ describe('Redis connections that ioredis ends mid-reconnect (real Redis)', () =>
     const redis = open(connectRedis(settings, 'switchyard-test-reconnect') as Redis);
     expect(await redis.ping()).toBe('PONG');
     await endMidReconnect(redis);
-    await until(() => redis.status === 'ready');
+    await ready(redis);
     expect(await redis.ping()).toBe('PONG');
   });
 
@@ -48,7 +43,7 @@ describe('Redis connections that ioredis ends mid-reconnect (real Redis)', () =>
     const copy = open(duplicateConnection(redis, 'switchyard-test-copy') as Redis);
     expect(await copy.ping()).toBe('PONG');
     await endMidReconnect(copy);
-    await until(() => copy.status === 'ready');
+    await ready(copy);
     expect(await copy.client('GETNAME')).toBe('switchyard-test-copy');
   });
 
@@ -61,7 +56,7 @@ describe('Redis connections that ioredis ends mid-reconnect (real Redis)', () =>
     disconnected.disconnect();
     await ended;
     // Longer than the first reconnect backoff (200 ms).
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    await sleep(600);
     expect([quitted.status, disconnected.status]).toEqual(['end', 'end']);
   });
 });
